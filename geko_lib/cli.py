@@ -1,0 +1,175 @@
+"""The ``geko`` command: the original tool's flags, run as a Snakemake workflow.
+
+    geko --search --workload-log app.yaml -d 0,1 --workdir run1
+    geko --bench --inline 1024 1024 1 1024 B B S N T
+    geko --search --list sizes.yaml --platform sim -- --dry-run
+
+Arguments are validated before anything is written; then a config file is written into the
+workdir and ``snakemake`` runs the target (``bench``, ``search`` or ``final_libs``) there, showing
+its own progress. Anything after ``--`` goes to snakemake unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import files, workload
+from .analysis import summary_lines
+from .gemm import GemmError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO_ROOT / "workflow" / "Snakefile"
+
+log = logging.getLogger("geko")
+
+
+class UsageError(Exception):
+    pass
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="geko", description="Find faster GEMM kernels for the shapes an application runs.",
+        epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run).")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--search", action="store_true",
+                      help="dense search of the library's existing kernels (minutes)")
+    mode.add_argument("--bench", action="store_true", help="benchmark the workload only")
+    mode.add_argument("--tune", action="store_true",
+                      help="generate new kernels with a genetic algorithm (hours)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--workload-log", metavar="PATH",
+                     help="hipBLASLt HIPBLASLT_LOG_MASK=64 log (.yaml or .csv) or MASK=32 lines")
+    src.add_argument("--list", metavar="PATH", help="size-list generator YAML")
+    src.add_argument("--inline", nargs=9, metavar="X",
+                     help="M N batch K DataType DestDataType ComputeDataType transA transB, "
+                          "e.g. 1024 1024 1 1024 B B S N T")
+    p.add_argument("-d", "--devices", default="0",
+                   help="comma-separated device ids, e.g. 0,1,2,3 (default 0)")
+    p.add_argument("--workdir", help="campaign directory (default geko_<timestamp>)")
+    p.add_argument("--keep_thr", type=float,
+                   help="percent of GEMM time a GEMM needs to be tuned (default 0.1 for "
+                        "--search, 0 for --bench and --tune)")
+    p.add_argument("--up_thr", type=float, default=1.03,
+                   help="minimum speed-up ratio to keep a kernel (default 1.03)")
+    p.add_argument("--err_thr", type=float, default=0.03,
+                   help="maximum verified relative error of a kept kernel (default 0.03)")
+    p.add_argument("--duration", type=float, default=0.5,
+                   help="seconds per phase for --bench measurements (default 0.5)")
+    p.add_argument("--benchmark-duration", type=float, default=1.0,
+                   help="seconds per phase for the reference vs tuned comparison (default 1.0)")
+    p.add_argument("--platform", choices=("sim", "rocm", "cuda"), default="sim",
+                   help="hardware platform (default sim: an analytic model, no GPU)")
+    p.add_argument("--arch", default="gfx950", help="target architecture (default gfx950)")
+    p.add_argument("--backend", choices=("ductile", "tensile"), default="ductile",
+                   help="tuning backend for --tune (default ductile)")
+    p.add_argument("--cores", type=int, default=max(os.cpu_count() or 1, 1),
+                   help="CPU cores snakemake may use")
+    p.add_argument("--no-verify", action="store_true", help="skip the numerical check")
+    p.add_argument("-v", "--verbose", type=int, choices=(0, 1, 2), default=1,
+                   help="0 warnings, 1 info, 2 debug")
+    return p
+
+
+def parse_devices(text: str) -> list[int]:
+    try:
+        devices = [int(part) for part in text.split(",") if part.strip() != ""]
+    except ValueError:
+        raise UsageError(f"--devices: expected comma-separated integers, got {text!r}") from None
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise UsageError(f"--devices: expected distinct non-negative ids, got {text!r}")
+    return devices
+
+
+def build_config(args) -> tuple[dict, str]:
+    """(workflow config, target) from validated arguments."""
+    if args.tune:
+        raise UsageError("--tune is not available yet in this version of geko; "
+                         "use --search or --bench")
+    keep_thr = args.keep_thr if args.keep_thr is not None else (0.1 if args.search else 0.0)
+    for flag, value in (("--keep_thr", keep_thr), ("--up_thr", args.up_thr),
+                        ("--err_thr", args.err_thr), ("--duration", args.duration),
+                        ("--benchmark-duration", args.benchmark_duration)):
+        if value < 0 or (flag != "--keep_thr" and value == 0):
+            raise UsageError(f"{flag}: must be {'>= 0' if flag == '--keep_thr' else '> 0'}, "
+                             f"got {value}")
+    if keep_thr > 100:
+        raise UsageError(f"--keep_thr is a percent (0-100), got {keep_thr}")
+    config = {
+        "platform": args.platform, "arch": args.arch, "devices": parse_devices(args.devices),
+        "workload_log": "", "workload_list": "", "workload_inline": "",
+        "keep_thr": keep_thr, "up_thr": args.up_thr, "err_thr": args.err_thr,
+        "bench_duration": args.duration, "compare_duration": args.benchmark_duration,
+        "verify": not args.no_verify,
+    }
+    if args.inline:
+        workload.read_inline(args.inline)  # validates every token before anything is written
+        config["workload_inline"] = " ".join(args.inline)
+    else:
+        kind, path = ("log", args.workload_log) if args.workload_log else ("list", args.list)
+        path = Path(path).resolve()
+        if not path.is_file():
+            raise UsageError(f"--{'workload-log' if kind == 'log' else 'list'}: "
+                             f"{path} does not exist")
+        (workload.read if kind == "log" else workload.read_list)(path)  # fail fast on bad input
+        config[f"workload_{kind}"] = str(path)
+    workdir = args.workdir or dt.datetime.now().strftime("geko_%Y%m%d_%H%M%S_%f")
+    config["workdir"] = str(Path(workdir).resolve())
+    target = "bench" if args.bench else "final_libs"
+    return config, target
+
+
+def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
+                      extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
+            "--configfile", str(config_path), "--cores", str(cores),
+            f"--resources=gpu={len(config['devices'])}", "--scheduler", "greedy",
+            "--rerun-incomplete", "--rerun-triggers", "mtime", "input", "params",
+            "--show-failed-logs", *extra, target]
+
+
+def report(workdir: Path) -> None:
+    metrics = workdir / "results" / "metrics.json"
+    if metrics.is_file():
+        for line in summary_lines(json.loads(metrics.read_text())):
+            print(f"geko: {line}")
+        print(f"geko: kept kernels in {workdir / 'final_libs'}")
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    args = parser().parse_args(own)
+    logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][args.verbose],
+                        format="GEKO:%(levelname)s %(message)s")
+    try:
+        if not SNAKEFILE.is_file():
+            raise UsageError(f"workflow not found at {SNAKEFILE}: install geko from its source "
+                             "checkout (pip install -e .)")
+        config, target = build_config(args)
+    except (UsageError, workload.WorkloadError, GemmError) as exc:
+        print(f"geko: error: {exc}", file=sys.stderr)
+        return 2
+    workdir = Path(config["workdir"])
+    config_path = files.write_text(workdir / "geko_config.yaml",
+                                   yaml.safe_dump(config, sort_keys=False))
+    command = snakemake_command(config_path, config, target, args.cores, extra)
+    log.info("running: %s", " ".join(command))
+    code = subprocess.call(command)
+    if code == 0 and "--dry-run" not in extra and "-n" not in extra:
+        report(workdir)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

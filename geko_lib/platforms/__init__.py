@@ -1,0 +1,84 @@
+"""The seam to hardware: one protocol, several platforms (sim, rocm, cuda).
+
+Every platform returns pandas tables with the columns in ``RESULT_COLUMNS`` (plus its own extras),
+so everything downstream of a measurement is platform-independent. The library-logic YAML is the
+common currency between phases; a solution's parameters inside it are platform-specific.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import pandas as pd
+
+from ..gemm import GEMM_FIELDS, GemmProblem
+
+# columns of every bench / search / verify table (docs/FORMATS.md, "results table")
+RESULT_COLUMNS = (*GEMM_FIELDS, "us", "gflops", "gbps", "solution_index", "solution_name",
+                  "kernel", "platform", "measured", "device")
+VERIFY_COLUMNS = (*GEMM_FIELDS, "solution_index", "solution_name", "kernel", "error", "platform",
+                  "measured", "device")
+
+
+class PlatformError(RuntimeError):
+    """A platform could not do what was asked (missing tool, failed run, unknown solution)."""
+
+
+class Platform(Protocol):
+    name: str
+    measured: bool  # False where timings are predictions (sim)
+    note: str  # what every artifact made with this platform should say about itself ("" if none)
+
+    def bench(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
+              library: Path | None = None, duration: float | None = None) -> pd.DataFrame:
+        """One timing per problem (``duration`` s of GPU time each at most): the default
+        choice, or the solution of the library that ``create_library`` wrote into ``library``."""
+
+    def search(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
+               duration: float | None = None) -> pd.DataFrame:
+        """Timings of every candidate solution of every problem."""
+
+    def extract(self, winners: pd.DataFrame, out_dir: Path) -> list[Path]:
+        """Write library-logic files holding the winning solutions of a dense search."""
+
+    def create_library(self, libs_dir: Path, out_dir: Path) -> Path:
+        """Turn library-logic files into what the platform loads at run time, inside out_dir."""
+
+    def verify(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
+               library: Path) -> pd.DataFrame:
+        """Numerical error of the library's solution per problem against a float64 reference."""
+
+    def configure(self, gemm_config, out_dir: Path, arch: str, options: dict) -> list[Path]:
+        """Tuning YAMLs for one GEMM type (tune mode)."""
+
+    def optimize(self, tuning_yaml: Path, build_dir: Path, device: int) -> Path:
+        """Run one tuning YAML; returns build_dir/3_LibraryLogic."""
+
+
+def get(config: dict) -> Platform:
+    """The platform named by ``config["platform"]``, set up from the rest of the config."""
+    name = config.get("platform", "sim")
+    if name == "sim":
+        from .sim import SimPlatform
+
+        return SimPlatform.from_config(config)
+    if name in ("rocm", "cuda"):
+        raise PlatformError(f"platform {name!r} is not available in this version of geko yet; "
+                            "use platform: sim")
+    raise PlatformError(f"unknown platform {name!r} (choose sim, rocm or cuda)")
+
+
+def describe(platform: Platform, config: dict) -> dict:
+    """What metrics and reports record about where numbers came from."""
+    return {"name": platform.name, "arch": config.get("arch"), "measured": platform.measured,
+            "note": platform.note}
+
+
+def results_frame(rows: list[dict], columns=RESULT_COLUMNS) -> pd.DataFrame:
+    """A table with the canonical columns first, in order, then any extras."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=list(columns))
+    extras = [c for c in frame.columns if c not in columns]
+    return frame[[c for c in columns if c in frame.columns] + extras]

@@ -1,0 +1,443 @@
+"""The sim platform: an analytic model of a GPU running tiled GEMM kernels.
+
+It lets the whole workflow run with no GPU. Its timings are *predictions*: every table it returns
+has ``measured = False`` and every library it writes says so in a header comment.
+
+The model, per (solution, problem):
+  tiles   = ceil(M/MT0) * ceil(N/MT1) * batch * GSU         (split-K multiplies the tile count)
+  waves   = ceil(tiles / CUs)                               (wave quantization)
+  compute = waves * 2*MT0*MT1*ceil(ceil(K/GSU)/DU)*DU / (per-CU peak * tile efficiency)
+            (tile edge waste and K-loop padding are in the padded tile work)
+  memory  = HBM traffic / bandwidth, where operands are re-read once per tile row/column unless
+            the last-level cache holds them
+  time    = max(compute, memory) + 10% of the other (imperfect overlap) + launch overhead
+            + for GSU > 1 a reduction pass over the fp32 partial results
+times a deterministic per-solution quality factor and a per-(solution, size) variation, so the
+landscape is rugged the way real kernel timings are, and optionally seeded noise. The "default
+heuristic" ranks a restricted set of solutions with the smooth model only: good but imperfect,
+so a dense search finds real (modelled) uplift.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import library as liblogic
+from ..gemm import BY_NAME, GemmProblem, GemmType
+from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
+
+MODEL_NOTE = ("sim platform: analytic GPU model; times are model predictions, not measurements")
+
+
+# --------------------------------------------------------------------------------------------
+# architectures
+
+
+@dataclass(frozen=True)
+class SimArch:
+    name: str
+    schedule_name: str
+    device_names: tuple[str, ...]
+    cus: int  # compute units / streaming multiprocessors
+    clock_ghz: float
+    peak_tflops: dict  # dense matrix peak by input class (see _peak_class)
+    hbm_tbps: float
+    llc_mb: float  # last-level cache (Infinity Cache / L2)
+    launch_us: float
+    efficiency: float  # best fraction of peak a real kernel reaches
+
+
+ARCHS = {
+    # AMD Instinct MI300X
+    "gfx942": SimArch("gfx942", "aquavanjaram", ("Device 0049", "Device 0050"), 304, 2.1,
+                      {"16": 1307.4, "8": 2614.9, "tf32": 653.7, "32": 163.4, "64": 163.4,
+                       "i8": 2614.9, "4": 2614.9}, 5.3, 256, 4.0, 0.80),
+    # AMD Instinct MI355X
+    "gfx950": SimArch("gfx950", "gfx950", ("Device 75a0",), 256, 2.4,
+                      {"16": 2516.6, "8": 5033.2, "tf32": 1258.3, "32": 157.3, "64": 78.6,
+                       "i8": 5033.2, "4": 10066.3}, 8.0, 256, 4.0, 0.80),
+    # NVIDIA H200 SXM
+    "h200": SimArch("h200", "h200", ("NVIDIA H200",), 132, 1.98,
+                    {"16": 989.4, "8": 1978.9, "tf32": 494.7, "32": 66.9, "64": 66.9,
+                     "i8": 1978.9, "4": 1978.9}, 4.8, 50, 3.0, 0.81),
+}
+ARCH_ALIASES = {"gfx950_128cu": "gfx950", "gfx942_80cu": "gfx942", "gfx942_38cu": "gfx942",
+                "gfx942_20cu": "gfx942", "gfx942_228cu": "gfx942"}
+
+
+def arch_by_name(name: str) -> SimArch:
+    try:
+        return ARCHS[ARCH_ALIASES.get(name, name)]
+    except KeyError:
+        raise PlatformError(f"sim platform has no model of arch {name!r} "
+                            f"(known: {', '.join(ARCHS)})") from None
+
+
+def _peak_class(gemm_type: GemmType) -> str:
+    if gemm_type.is_tf32:
+        return "tf32"
+    a = BY_NAME[gemm_type.a_type]
+    if a.hipblaslt == "i8_r":
+        return "i8"
+    return {0.5: "4", 1: "8", 2: "16", 4: "32", 8: "64", 16: "64"}[a.bytes]
+
+
+# --------------------------------------------------------------------------------------------
+# the catalogue of existing solutions
+
+MACRO_TILES = (16, 32, 64, 128, 256)
+DEPTH_U_2BYTE = (32, 64, 128)
+SPLIT_K = (1, 2, 4, 8, 16)
+WG_MAPPING = (1, 8)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    gemm_type: GemmType
+    index: np.ndarray
+    mt0: np.ndarray
+    mt1: np.ndarray
+    du: np.ndarray
+    gsu: np.ndarray
+    wgm: np.ndarray
+    names: tuple[str, ...]
+    quality: np.ndarray  # deterministic per-solution speed factor
+    seeds: np.ndarray  # uint64 per solution, mixed with the size for per-size variation
+
+    def __len__(self):
+        return len(self.names)
+
+    def position(self, solution_index: int) -> int:
+        pos = int(solution_index) - int(self.index[0])
+        if not 0 <= pos < len(self) or int(self.index[pos]) != int(solution_index):
+            raise PlatformError(f"solution index {solution_index} is not in the sim catalogue of "
+                                f"{self.gemm_type.name}")
+        return pos
+
+    def params(self, pos: int) -> dict:
+        """The solution as library logic carries it."""
+        return {
+            "SolutionIndex": int(self.index[pos]),
+            "SolutionNameMin": self.names[pos],
+            "KernelNameMin": self.names[pos],
+            "MacroTile0": int(self.mt0[pos]),
+            "MacroTile1": int(self.mt1[pos]),
+            "DepthU": int(self.du[pos]),
+            "GlobalSplitU": int(self.gsu[pos]),
+            "WorkGroupMapping": int(self.wgm[pos]),
+            "StaggerU": 0,
+            "SimPlatform": True,
+        }
+
+
+def _type_base_index(gemm_type: GemmType) -> int:
+    """Stable, type-specific block of global solution indices."""
+    return (zlib.crc32(gemm_type.name.encode()) % 9000 + 1000) * 1000
+
+
+@functools.lru_cache(maxsize=64)
+def catalogue(gemm_type: GemmType) -> Catalogue:
+    scale = 2.0 / max(BY_NAME[gemm_type.a_type].bytes, 0.5)
+    depths = tuple(int(max(8, d * scale)) for d in DEPTH_U_2BYTE)
+    rows = [(m0, m1, du, gsu, wgm) for m0 in MACRO_TILES for m1 in MACRO_TILES for du in depths
+            for gsu in SPLIT_K for wgm in WG_MAPPING]
+    base = _type_base_index(gemm_type)
+    mt0, mt1, du, gsu, wgm = (np.array(col, dtype=np.int64) for col in zip(*rows))
+    prefix = gemm_type.tensile_problem_name
+    names = tuple(f"{prefix}_SIM_MT{a}x{b}x{c}_GSU{d}_WGM{e}" for a, b, c, d, e in rows)
+    seeds = np.array([zlib.crc32(n.encode()) for n in names], dtype=np.uint64)
+    quality = 0.93 + 0.14 * _unit(seeds)
+    return Catalogue(gemm_type, base + np.arange(len(rows)), mt0, mt1, du, gsu, wgm, names,
+                     quality, seeds)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer: decorrelates integer seeds."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15)).astype(np.uint64)
+    x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)).astype(np.uint64)
+    x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)).astype(np.uint64)
+    return x ^ (x >> np.uint64(31))
+
+
+def _unit(seeds: np.ndarray) -> np.ndarray:
+    """Deterministic uniform numbers in [0, 1) from integer seeds."""
+    with np.errstate(over="ignore"):
+        return (_mix(seeds) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def _size_seed(problem: GemmProblem) -> np.uint64:
+    return np.uint64(zlib.crc32(repr(problem.size).encode()))
+
+
+# --------------------------------------------------------------------------------------------
+# the timing model
+
+
+def model_us(arch: SimArch, problem: GemmProblem, cat: Catalogue, rows=slice(None),
+             smooth: bool = False) -> np.ndarray:
+    """Predicted kernel time (us) of catalogue rows on one problem; ``smooth`` leaves out the
+    per-solution quality and per-size variation (what a heuristic can know)."""
+    m, n, b, k = problem.size
+    mt0, mt1, du, gsu, wgm = (a[rows].astype(np.float64) for a in
+                              (cat.mt0, cat.mt1, cat.du, cat.gsu, cat.wgm))
+    in_bytes = BY_NAME[problem.type.a_type].bytes
+    out_bytes = BY_NAME[problem.type.d_type].bytes
+
+    tiles0, tiles1 = np.ceil(m / mt0), np.ceil(n / mt1)
+    tiles = tiles0 * tiles1 * b * gsu
+    waves = np.ceil(tiles / arch.cus)
+    k_iters = np.ceil(np.ceil(k / gsu) / du)
+    tile_flops = 2.0 * mt0 * mt1 * k_iters * du
+    area = mt0 * mt1
+    efficiency = arch.efficiency * area / (area + 2048.0) * du / (du + 16.0 * 2 / in_bytes)
+    lds_bytes = (mt0 + mt1) * du * in_bytes
+    efficiency = np.where(lds_bytes > 65536, efficiency * 0.7, efficiency)
+    per_cu_flops = arch.peak_tflops[_peak_class(problem.type)] * 1e12 / arch.cus
+    compute_s = waves * tile_flops / (per_cu_flops * efficiency)
+
+    a_bytes, b_bytes = m * k * b * in_bytes, k * n * b * in_bytes
+    cache = arch.llc_mb * 2**20
+    hit = min(1.0, cache / max(a_bytes + b_bytes, 1.0)) * 0.9
+    hit = np.where((wgm == 1) & (tiles0 * tiles1 > arch.cus), hit * 0.8, hit)
+    partial_bytes = np.where(gsu > 1, m * n * b * 4.0 * gsu, m * n * b * out_bytes)
+    traffic = (a_bytes * (1 + (tiles1 - 1) * (1 - hit)) + b_bytes * (1 + (tiles0 - 1) * (1 - hit))
+               + partial_bytes)
+    bandwidth = arch.hbm_tbps * 1e12 * 0.88
+    memory_s = traffic / bandwidth
+
+    kernel_s = np.maximum(compute_s, memory_s) + 0.1 * np.minimum(compute_s, memory_s)
+    reduce_s = np.where(gsu > 1, 0.5 * arch.launch_us * 1e-6
+                        + (m * n * b * 4.0 * gsu + m * n * b * out_bytes) / bandwidth, 0.0)
+    us = (kernel_s + reduce_s) * 1e6 + arch.launch_us
+    if smooth:
+        return us
+    variation = 0.97 + 0.06 * _unit(cat.seeds[rows] ^ _size_seed(problem))
+    return us * cat.quality[rows] * variation
+
+
+def heuristic_rows(cat: Catalogue) -> np.ndarray:
+    """What the default heuristic considers: the middle DepthU, one mapping, split-K up to 4."""
+    mid_du = np.sort(np.unique(cat.du))[1]
+    return np.flatnonzero((cat.du == mid_du) & (cat.wgm == 8) & (cat.gsu <= 4))
+
+
+def candidate_rows(cat: Catalogue, problem: GemmProblem) -> np.ndarray:
+    """Solutions a dense search benchmarks: tiles not absurdly larger than the problem and at
+    least 64 K-elements per split."""
+    m, n, _, k = problem.size
+    fits = (cat.mt0 <= max(16, 2 * m)) & (cat.mt1 <= max(16, 2 * n))
+    splits = (cat.gsu == 1) | (k / cat.gsu >= 64)
+    return np.flatnonzero(fits & splits)
+
+
+# --------------------------------------------------------------------------------------------
+# numerics: emulate the kernel on a scaled-down problem and compare with float64
+
+
+def _round_to(x: np.ndarray, mantissa_bits: int | None) -> np.ndarray:
+    if mantissa_bits is None:  # integer types
+        return np.round(x)
+    if mantissa_bits >= 52:
+        return x
+    exponent = np.floor(np.log2(np.abs(x), where=x != 0, out=np.zeros_like(x)))
+    scale = np.exp2(mantissa_bits - exponent)
+    return np.round(x * scale) / scale
+
+
+def emulated_error(problem: GemmProblem, du: int, gsu: int, faulty: bool, seed: int) -> float:
+    """Relative Frobenius error of an emulated kernel (inputs rounded to the input type, fp32
+    accumulation in DepthU steps, split-K partials summed, output rounded to the output type)
+    against a float64 product of the same inputs. A faulty kernel drops its last K block."""
+    t = problem.type
+    m, n, k = min(problem.m, 48), min(problem.n, 48), min(problem.k, 4096)
+    rng = np.random.default_rng([seed, *problem.size])
+    in_bits = BY_NAME[t.a_type].mantissa_bits
+    if in_bits is None:
+        a = rng.integers(-8, 8, (m, k)).astype(np.float64)
+        b = rng.integers(-8, 8, (k, n)).astype(np.float64)
+    else:
+        a = _round_to(rng.uniform(-1, 1, (m, k)), in_bits)
+        b = _round_to(rng.uniform(-1, 1, (k, n)), BY_NAME[t.b_type].mantissa_bits)
+    reference = a @ b
+    acc_dtype = np.float64 if BY_NAME[t.a_type].bytes >= 8 else np.float32
+    chunk = max(1, math.ceil(k / gsu))
+    total = np.zeros((m, n), dtype=acc_dtype)
+    for start in range(0, k, chunk):
+        partial = np.zeros((m, n), dtype=acc_dtype)
+        stop = min(k, start + chunk)
+        for s in range(start, stop, du):
+            e = min(stop, s + du)
+            if faulty and e == k:
+                continue
+            partial += (a[:, s:e] @ b[s:e, :]).astype(acc_dtype)
+        total += partial
+    out = _round_to(total.astype(np.float64), BY_NAME[t.d_type].mantissa_bits)
+    denom = np.linalg.norm(reference)
+    return float(np.linalg.norm(out - reference) / denom) if denom else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# the platform
+
+
+@dataclass
+class SimPlatform:
+    arch: SimArch
+    seed: int = 0
+    noise: float = 0.0  # relative standard deviation of seeded timing noise
+    faulty: tuple[str, ...] = ()  # solution-name substrings: fast but numerically wrong
+    crash_on: tuple[str, ...] = ()  # problem-name substrings: the job raises
+    job_seconds: float = 0.0  # real time a GPU job spends, to emulate long jobs
+
+    name = "sim"
+    measured = False
+    note = MODEL_NOTE
+
+    @classmethod
+    def from_config(cls, config: dict) -> "SimPlatform":
+        sim = config.get("sim") or {}
+        return cls(arch=arch_by_name(config.get("arch", "gfx950")), seed=int(sim.get("seed", 0)),
+                   noise=float(sim.get("noise", 0.0)),
+                   faulty=tuple(sim.get("faulty_solutions") or ()),
+                   crash_on=tuple(sim.get("crash_on") or ()),
+                   job_seconds=float(sim.get("job_seconds", 0.0)))
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _faulty_mask(self, cat: Catalogue, rows: np.ndarray) -> np.ndarray:
+        if not self.faulty:
+            return np.zeros(len(rows), dtype=bool)
+        return np.array([any(f in cat.names[r] for f in self.faulty) for r in rows], dtype=bool)
+
+    def _times(self, problem: GemmProblem, cat: Catalogue, rows: np.ndarray, device: int):
+        us = model_us(self.arch, problem, cat, rows)
+        # a planted faulty kernel looks attractive, so only verification can stop it
+        us = np.where(self._faulty_mask(cat, rows), us * 0.6, us)
+        if self.noise > 0:
+            rng = np.random.default_rng([self.seed, device, *problem.size, zlib.crc32(
+                problem.type.name.encode())])
+            us = us * np.clip(1 + self.noise * rng.standard_normal(len(rows)), 0.5, 1.5)
+        return us
+
+    def _start_job(self, problems: Sequence[GemmProblem]) -> None:
+        for problem in problems:
+            if any(c in problem.name for c in self.crash_on):
+                raise PlatformError(f"sim: injected crash on {problem.name}")
+        if self.job_seconds > 0:
+            time.sleep(self.job_seconds)
+
+    def default_position(self, problem: GemmProblem) -> int:
+        cat = catalogue(problem.type)
+        rows = heuristic_rows(cat)
+        return int(rows[np.argmin(model_us(self.arch, problem, cat, rows, smooth=True))])
+
+    def _row(self, problem: GemmProblem, cat: Catalogue, pos: int, us: float, device: int) -> dict:
+        return {**problem.gemm_fields(), "scaleA": 0, "scaleB": 0, "us": round(float(us), 4),
+                "gflops": round(problem.flops / us / 1e3, 3),
+                "gbps": round(problem.min_bytes / us / 1e3, 3),
+                "solution_index": int(cat.index[pos]), "solution_name": cat.names[pos],
+                "kernel": cat.names[pos], "platform": self.name, "measured": False,
+                "device": int(device)}
+
+    def _library_positions(self, library: Path | None) -> dict:
+        if library is None:
+            return {}
+        chosen = {}
+        for lib in liblogic.load_dir(Path(library) / "library").values():
+            gemm_type = lib.gemm_type
+            cat = catalogue(gemm_type)
+            by_index = {int(s["SolutionIndex"]): s for s in lib.solutions}
+            for size, index, _ in lib.sizes():
+                solution = by_index[index]
+                chosen[(gemm_type, size)] = cat.position(int(solution["SimSolutionIndex"]))
+        return chosen
+
+    # --- protocol ----------------------------------------------------------------------------
+    def bench(self, problems, out_dir, device, library=None, duration=None) -> pd.DataFrame:
+        self._start_job(problems)
+        chosen = self._library_positions(library)
+        rows = []
+        for problem in problems:
+            cat = catalogue(problem.type)
+            pos = chosen.get((problem.type, problem.size))
+            if pos is None:
+                pos = self.default_position(problem)
+            us = self._times(problem, cat, np.array([pos]), device)[0]
+            rows.append(self._row(problem, cat, pos, us, device))
+        return results_frame(rows, RESULT_COLUMNS)
+
+    def search(self, problems, out_dir, device, duration=None) -> pd.DataFrame:
+        self._start_job(problems)
+        rows = []
+        for problem in problems:
+            cat = catalogue(problem.type)
+            candidates = candidate_rows(cat, problem)
+            times = self._times(problem, cat, candidates, device)
+            rows.extend(self._row(problem, cat, pos, us, device)
+                        for pos, us in zip(candidates, times))
+        return results_frame(rows, RESULT_COLUMNS)
+
+    def extract(self, winners: pd.DataFrame, out_dir) -> list[Path]:
+        """One library per GEMM type with the winning catalogue solutions."""
+        paths = []
+        problems = [GemmProblem.from_row(r) for r in winners.to_dict("records")]
+        by_type: dict[GemmType, list] = {}
+        for problem, row in zip(problems, winners.to_dict("records")):
+            by_type.setdefault(problem.type, []).append((problem, row))
+        for gemm_type, entries in sorted(by_type.items()):
+            cat = catalogue(gemm_type)
+            chosen = []
+            for problem, row in entries:
+                params = cat.params(cat.position(int(row["solution_index"])))
+                params["SimSolutionIndex"] = params["SolutionIndex"]
+                chosen.append((problem, params, float(row["gflops"])))
+            lib = liblogic.build(self.library_template(gemm_type), chosen)
+            path = Path(out_dir) / liblogic.file_name(self.arch.schedule_name, gemm_type)
+            paths.append(liblogic.dump(lib, path, header=MODEL_NOTE))
+        return paths
+
+    def library_template(self, gemm_type: GemmType) -> liblogic.LibraryLogic:
+        return liblogic.LibraryLogic(
+            version={"MinimumRequiredVersion": "5.0.0"}, schedule_name=self.arch.schedule_name,
+            architecture=self.arch.name, device_names=list(self.arch.device_names),
+            problem_type=liblogic.problem_type_for(gemm_type), solutions=[])
+
+    def create_library(self, libs_dir, out_dir) -> Path:
+        """The sim 'loads' library logic directly: copy it, checked, into the library dir."""
+        out = Path(out_dir) / "library"
+        out.mkdir(parents=True, exist_ok=True)
+        for name, lib in liblogic.load_dir(libs_dir).items():
+            catalogue_check = catalogue(lib.gemm_type)
+            for solution in lib.solutions:
+                catalogue_check.position(int(solution.get("SimSolutionIndex", -1)))
+            liblogic.dump(lib, out / name, header=MODEL_NOTE)
+        return out
+
+    def verify(self, problems, out_dir, device, library) -> pd.DataFrame:
+        self._start_job(problems)
+        chosen = self._library_positions(library)
+        rows = []
+        for problem in problems:
+            cat = catalogue(problem.type)
+            pos = chosen.get((problem.type, problem.size))
+            if pos is None:
+                pos = self.default_position(problem)
+            faulty = bool(self._faulty_mask(cat, np.array([pos]))[0])
+            error = emulated_error(problem, int(cat.du[pos]), int(cat.gsu[pos]), faulty, self.seed)
+            row = self._row(problem, cat, pos, 1.0, device)
+            rows.append({c: row[c] for c in VERIFY_COLUMNS if c in row} | {"error": error})
+        return results_frame(rows, VERIFY_COLUMNS)
+
+    def configure(self, gemm_config, out_dir, arch, options):
+        raise PlatformError("tune mode (configure) is not built yet; use search or bench")
+
+    def optimize(self, tuning_yaml, build_dir, device):
+        raise PlatformError("tune mode (optimize) is not built yet; use search or bench")

@@ -1,0 +1,69 @@
+"""Dense search: the hipblaslt-bench rows of every search chunk, and picking the winners.
+
+Each GEMM of gemms.csv becomes one row asking for *all* solutions the library's heuristic can
+return (``algo_method: 0``, ``requested_solution_num: -1``). Iterations come from the baseline
+latency and the per-candidate time budget; slow candidates are dropped during warm-up
+(``skip_slow_solution_ratio``). GEMMs are batched into chunks so thousands of GEMMs do not become
+thousands of scheduler jobs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .gemm import GEMM_FIELDS, scale_type_for
+
+DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20
+
+
+def chunk_bounds(n_gemms: int, chunk_size: int, n_devices: int = 1) -> list[tuple[int, int]]:
+    """[first, last] GEMM positions of each chunk. Chunks shrink when there are fewer GEMMs
+    than chunk_size * devices, so every device gets work."""
+    if n_gemms <= 0:
+        return []
+    size = max(min(chunk_size, n_gemms // max(n_devices, 1)), 1)
+    return [(start, min(start + size, n_gemms) - 1) for start in range(0, n_gemms, size)]
+
+
+def chunk_name(first: int, last: int) -> str:
+    return f"gemms_{first}" if first == last else f"gemms_{first}-{last}"
+
+
+def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_mb: int) -> dict:
+    """One dense-search row (hipblaslt-bench YAML keys) for a GEMM of gemms.csv."""
+    row = {"function": "matmul", "transA": gemm["transA"], "transB": gemm["transB"],
+           "M": int(gemm["m"]), "N": int(gemm["n"]), "K": int(gemm["k"]),
+           "batch_count": int(gemm["batch_count"]),
+           "scaleA": int(gemm.get("scaleA", 0)), "scaleB": int(gemm.get("scaleB", 0)),
+           "a_type": gemm["a_type"], "b_type": gemm["b_type"], "c_type": gemm["c_type"],
+           "d_type": gemm["d_type"], "scale_type": scale_type_for(gemm["compute_type"]),
+           "compute_type": gemm["compute_type"], "alpha": 1.0, "beta": 0.0, "flush": False,
+           "rotating": rotating_mb, "use_gpu_timer": True, "print_kernel_info": True,
+           "initialization": "trig_float", "algo_method": 0, "requested_solution_num": -1}
+    if latency_us and latency_us > 0:
+        row["iters"] = row["cold_iters"] = math.ceil(duration * 1e6 / latency_us)
+        row["skip_slow_solution_ratio"] = 0.6 if latency_us > 20 else 0.3
+    else:
+        row["iters"], row["cold_iters"] = DEFAULT_ITERS, DEFAULT_COLD_ITERS
+        big = row["M"] > 2048 and row["N"] > 2048 and row["K"] > 1024
+        row["skip_slow_solution_ratio"] = 0.6 if big else 0.3
+    return row
+
+
+def search_rows(gemms: pd.DataFrame, summary: pd.DataFrame, duration: float,
+                rotating_mb: int) -> list[dict]:
+    latency = {}
+    if "us" in summary:
+        keys = list(GEMM_FIELDS)
+        latency = {tuple(r[k] for k in keys): r["us"] for r in summary.to_dict("records")}
+    return [search_row(g, latency.get(tuple(g[k] for k in GEMM_FIELDS)), duration, rotating_mb)
+            for g in gemms.to_dict("records")]
+
+
+def winners(candidates: pd.DataFrame) -> pd.DataFrame:
+    """The fastest candidate of every GEMM (ties: the lower solution index)."""
+    ordered = candidates.sort_values(["us", "solution_index"], kind="stable")
+    best = ordered.drop_duplicates(subset=list(GEMM_FIELDS), keep="first")
+    return best.sort_values(["m", "n", "batch_count", "k"], kind="stable").reset_index(drop=True)

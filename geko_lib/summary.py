@@ -1,0 +1,68 @@
+"""Which GEMMs cost the most: per-GEMM share of workload time and the keep_thr filter.
+
+``summary.csv`` has one row per GEMM (the identity columns of hipblaslt-bench output, lowercase
+m/n/k). With baseline timings it adds ``call_count``, ``total (us) = call_count * us`` and
+``% of total = 100 * total / sum(total)``, sorted by total time, and keeps the GEMMs whose share
+is >= keep_thr (a percent: 0.1 keeps GEMMs worth at least 0.1 % of GEMM time). keep_thr == 0
+means no benchmarking: the summary is identity + call_count. ``gemms.csv`` is the unique identity
+rows of the kept summary.
+
+Unlike the original, timings are joined to workload rows by GEMM identity, not by row position,
+and workload rows that differ only in leading dimensions or epilogue flags are summed into one
+GEMM (they share one kernel choice).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from .gemm import GEMM_FIELDS
+
+log = logging.getLogger(__name__)
+
+TOTAL = "total (us)"
+PCT = "% of total"
+
+
+def gemm_identity(workload: pd.DataFrame) -> pd.DataFrame:
+    """Workload rows -> GEMM identity columns + call_count, one row per GEMM, first-seen order."""
+    frame = workload.rename(columns={"M": "m", "N": "n", "K": "k"})
+    for col in ("scaleA", "scaleB"):
+        if col not in frame:
+            frame[col] = 0
+    grouped = frame.groupby(list(GEMM_FIELDS), sort=False, as_index=False)["call_count"].sum()
+    return grouped[list(GEMM_FIELDS) + ["call_count"]]
+
+
+def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
+              keep_thr: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, gemms) tables; ``baseline`` (one timing per GEMM) is required when keep_thr > 0."""
+    if keep_thr < 0:
+        raise ValueError(f"keep_thr must be >= 0 (a percent), got {keep_thr}")
+    identity = gemm_identity(workload)
+    if keep_thr == 0 and baseline is None:
+        return identity, identity[list(GEMM_FIELDS)].copy()
+    if baseline is None:
+        raise ValueError("keep_thr > 0 needs baseline timings")
+    timings = baseline.drop_duplicates(subset=list(GEMM_FIELDS))
+    summary = identity.merge(timings.drop(columns=["call_count"], errors="ignore"),
+                             on=list(GEMM_FIELDS), how="left", validate="one_to_one")
+    missing = summary["us"].isna()
+    if missing.any():
+        raise ValueError(f"baseline has no timing for {int(missing.sum())} GEMM(s), e.g. "
+                         f"{summary.loc[missing, list(GEMM_FIELDS)].iloc[0].to_dict()}")
+    summary[TOTAL] = summary["call_count"] * summary["us"]
+    grand_total = summary[TOTAL].sum()
+    summary[PCT] = 100.0 * summary[TOTAL] / grand_total if grand_total > 0 else 0.0
+    summary = summary.sort_values(TOTAL, ascending=False, kind="stable").reset_index(drop=True)
+    keep = summary[PCT] >= keep_thr
+    if not keep.all():
+        log.info("Removed %d out of %d GEMMs below keep_thr=%s%%", int((~keep).sum()),
+                 len(summary), keep_thr)
+    summary = summary[keep].reset_index(drop=True)
+    columns = list(GEMM_FIELDS) + ["call_count"] + [c for c in summary.columns
+                                                   if c not in GEMM_FIELDS and c != "call_count"]
+    summary = summary[columns]
+    return summary, summary[list(GEMM_FIELDS)].copy()

@@ -1,0 +1,68 @@
+# libs/*.yaml -> the loadable library (tensile/) and the benchmark inputs of every library
+
+
+rule create_library:
+    input:
+        "libs",
+    output:
+        directory("tensile"),
+    log:
+        "logs/create_library.log",
+    script:
+        "../scripts/create_library.py"
+
+
+rule bench_input:
+    input:
+        "libs/{lib}.yaml",
+    output:
+        bench="benchmarks/{lib}_bench.yaml",
+        verify="benchmarks/{lib}_verify.yaml",
+    params:
+        duration=config["compare_duration"],
+        rotating_mb=config["rotating_mb"],
+    log:
+        "logs/bench_input/{lib}.log",
+    script:
+        "../scripts/bench_input.py"
+
+
+rule bench_reference:
+    input:
+        rows="benchmarks/{lib}_bench.yaml",
+    output:
+        "benchmarks/{lib}_bench-reference.csv",
+    resources:
+        gpu=1,
+    log:
+        "logs/bench_reference/{lib}.log",
+    script:
+        "../scripts/bench_library.py"
+
+
+rule bench_tuned:
+    input:
+        rows="benchmarks/{lib}_bench.yaml",
+        library="tensile",
+    output:
+        "benchmarks/{lib}_bench-tuned.csv",
+    resources:
+        gpu=1,
+    log:
+        "logs/bench_tuned/{lib}.log",
+    script:
+        "../scripts/bench_library.py"
+
+
+rule verify_tuned:
+    input:
+        rows="benchmarks/{lib}_verify.yaml",
+        library="tensile",
+    output:
+        "benchmarks/{lib}_verify-tuned.csv",
+    resources:
+        gpu=1,
+    log:
+        "logs/verify_tuned/{lib}.log",
+    script:
+        "../scripts/verify_library.py"

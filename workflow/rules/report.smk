@@ -1,0 +1,32 @@
+# reference vs tuned -> results/ (raw, final, metrics.json) -> final_libs/
+
+
+rule analyze:
+    input:
+        reference=per_library("benchmarks/{lib}_bench-reference.csv"),
+        tuned=per_library("benchmarks/{lib}_bench-tuned.csv"),
+        verify=per_library("benchmarks/{lib}_verify-tuned.csv") if config["verify"] else [],
+        summary="summary.csv",
+    output:
+        raw="results/raw_results.csv",
+        final="results/final_results.csv",
+        metrics="results/metrics.json",
+    params:
+        up_thr=config["up_thr"],
+        err_thr=config["err_thr"],
+    log:
+        "logs/analyze.log",
+    script:
+        "../scripts/analyze.py"
+
+
+rule ship_final_libs:
+    input:
+        final="results/final_results.csv",
+        libs="libs",
+    output:
+        directory("final_libs"),
+    log:
+        "logs/final_libs.log",
+    script:
+        "../scripts/final_libs.py"

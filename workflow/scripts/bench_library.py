@@ -1,0 +1,18 @@
+"""benchmarks/<lib>_bench.yaml -> <lib>_bench-reference.csv (default library) or
+<lib>_bench-tuned.csv (with the created library)."""
+from pathlib import Path
+
+from geko_lib import files, jobs
+
+
+def main(smk):
+    problems = jobs.problems_in_rows(smk.input.rows)
+    library = smk.input.get("library")
+    with jobs.on_device(smk.config) as (platform, device):
+        results = platform.bench(problems, Path(smk.output[0]).parent, device, library=library,
+                                 duration=smk.config["compare_duration"])
+    results["lib"] = f"{smk.wildcards.lib}.yaml"
+    files.write_csv(smk.output[0], results)
+
+
+jobs.run(main, snakemake)  # noqa: F821

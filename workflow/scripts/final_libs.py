@@ -1,0 +1,12 @@
+"""results/final_results.csv + libs/ -> final_libs/: only the kept kernels, ready to load."""
+from geko_lib import files, jobs, library, platforms
+
+
+def main(smk):
+    kept = jobs.read_table(smk.input.final)
+    platform = platforms.get(smk.config)
+    with files.staged_dir(smk.output[0]) as staging:
+        library.ship_kept(smk.input.libs, kept, staging, header=platform.note)
+
+
+jobs.run(main, snakemake)  # noqa: F821

@@ -1,0 +1,16 @@
+"""workload source (log, list or inline) -> workload.yaml (canonical rows)."""
+import logging
+
+from geko_lib import jobs, workload
+
+READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline}
+
+
+def main(smk):
+    table = READERS[smk.params.kind](smk.params.value)
+    workload.write(table, smk.output[0])
+    logging.getLogger("geko").info("%d workload rows, %d calls", len(table),
+                                   int(table["call_count"].sum()))
+
+
+jobs.run(main, snakemake)  # noqa: F821 (provided by Snakemake)

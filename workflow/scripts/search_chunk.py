@@ -1,0 +1,15 @@
+"""search/chunks/<chunk>.yaml -> search/data/<chunk>.csv: every candidate of every GEMM."""
+from pathlib import Path
+
+from geko_lib import files, jobs
+
+
+def main(smk):
+    problems = jobs.problems_in_rows(smk.input[0])
+    with jobs.on_device(smk.config) as (platform, device):
+        candidates = platform.search(problems, Path(smk.output[0]).parent, device,
+                                     duration=smk.config["search_duration"])
+    files.write_csv(smk.output[0], candidates)
+
+
+jobs.run(main, snakemake)  # noqa: F821

@@ -1,0 +1,13 @@
+"""workload.yaml (+ baseline timings) -> summary.csv, gemms.csv."""
+from geko_lib import files, jobs, summary, workload
+
+
+def main(smk):
+    baseline = jobs.read_table(smk.input.baseline[0]) if smk.input.baseline else None
+    table, gemms = summary.summarize(workload.read(smk.input.workload), baseline,
+                                     smk.params.keep_thr)
+    files.write_csv(smk.output.summary, table)
+    files.write_csv(smk.output.gemms, gemms)
+
+
+jobs.run(main, snakemake)  # noqa: F821
