@@ -130,11 +130,11 @@ def build_config(args) -> tuple[dict, str]:
 
 def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
                       extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-            "--configfile", str(config_path), "--cores", str(cores),
-            f"--resources=gpu={len(config['devices'])}", "--scheduler", "greedy",
-            "--rerun-incomplete", "--rerun-triggers", "mtime", "input", "params",
-            "--show-failed-logs", *extra, target]
+    # the target goes first: options that take several values would swallow it
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), target,
+            "--configfile", str(config_path), "--rerun-triggers", "mtime", "input", "params",
+            "--cores", str(cores), f"--resources=gpu={len(config['devices'])}",
+            "--scheduler", "greedy", "--rerun-incomplete", "--show-failed-logs", *extra]
 
 
 def report(workdir: Path) -> None:

@@ -30,7 +30,7 @@ def run(main, smk) -> None:
         Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="GEKO:%(levelname)s [%(module)s:%(funcName)s] %(message)s")
+                        format="GEKO:%(levelname)s [%(name)s] %(message)s")
     try:
         main(smk)
     except USER_ERRORS as exc:

@@ -1,0 +1,202 @@
+"""End-to-end runs of the real workflow (snakemake subprocess) on the sim platform."""
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from geko_lib import library
+from geko_lib.gemm import GEMM_FIELDS
+
+from .conftest import SNAKEFILE, WORKLOADS
+
+pytestmark = pytest.mark.slow
+KEYS = list(GEMM_FIELDS)
+
+
+def read(path):
+    return pd.read_csv(path, dtype={"transA": str, "transB": str})
+
+
+def jobs_run(proc) -> dict:
+    """rule name -> number of jobs snakemake ran (from its log)."""
+    counts = {}
+    for rule in re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):", proc.stderr, re.M):
+        counts[rule] = counts.get(rule, 0) + 1
+    return counts
+
+
+def assert_no_partial_files(workdir):
+    """Every file that looks finished (not a hidden temporary) parses completely."""
+    for path in workdir.rglob("*"):
+        if path.name.startswith(".") or ".snakemake" in path.parts or not path.is_file():
+            continue
+        if path.suffix == ".csv":
+            assert len(pd.read_csv(path).columns) > 1, path
+        elif path.suffix == ".yaml":
+            assert yaml.safe_load(path.read_text()) is not None, path
+
+
+def final_lib_texts(c) -> dict:
+    return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
+
+
+def test_search_end_to_end(campaign):
+    c = campaign(workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
+    c.snakemake("final_libs")
+
+    workload = yaml.safe_load(c.path("workload.yaml").read_text())
+    assert len(workload) == 45 and all(r["call_count"] > 0 for r in workload)
+
+    # summary: shares recomputed from the baseline timings
+    baseline = read(c.path("baseline", "workload.csv"))
+    summary = read(c.path("summary.csv"))
+    assert (baseline["measured"] == False).all()  # noqa: E712 (sim says it is a model)
+    calls = {(r["M"], r["N"], r["K"]): r["call_count"] for r in workload}
+    us = {(r.m, r.n, r.k): r.us for r in baseline.itertuples()}
+    total = sum(calls[key] * us[key] for key in calls)
+    for r in summary.to_dict("records"):
+        key = (r["m"], r["n"], r["k"])
+        assert math.isclose(r["% of total"], 100 * calls[key] * us[key] / total, rel_tol=1e-9)
+    assert (summary["% of total"] >= 0.5).all()
+    assert list(summary["total (us)"]) == sorted(summary["total (us)"], reverse=True)
+    gemms = read(c.path("gemms.csv"))
+    assert len(gemms) == len(summary) < 45  # some GEMMs are below 0.5 %
+
+    # dense search: every GEMM of gemms.csv has a winner, the fastest candidate of its chunk data
+    chunks = sorted(c.path("search", "data").glob("gemms_*.csv"))
+    assert len(chunks) >= 2
+    candidates = pd.concat([read(p) for p in chunks])
+    winners = read(c.path("winners.csv"))
+    assert len(winners) == len(gemms)
+    fastest = candidates.groupby(["m", "n", "k"])["us"].min()
+    for w in winners.itertuples():
+        assert w.us == fastest[(w.m, w.n, w.k)]
+    reference = baseline.set_index(["m", "n", "k"])
+    changed = [w for w in winners.itertuples()
+               if w.solution_index != reference.loc[(w.m, w.n, w.k), "solution_index"]]
+    assert changed, "the sim heuristic is imperfect: the search must find other winners"
+
+    # results: keep rule and metrics recomputed independently
+    raw = read(c.path("results", "raw_results.csv"))
+    assert len(raw) == len(winners)
+    ratio = raw["us_reference"] / raw["us_tuned"]
+    keep = (raw["kernel_reference"] != raw["kernel_tuned"]) & (ratio >= 1.03) & (
+        raw["error_tuned"] < 0.03)
+    assert (keep == raw["kept"]).all() and keep.any() and not keep.all()
+    metrics = json.loads(c.path("results", "metrics.json").read_text())
+    kept = raw[keep]
+    assert metrics["counts"]["n_kept"] == len(kept)
+    assert metrics["platform"]["name"] == "sim" and metrics["platform"]["measured"] is False
+    geomean = 100 * (math.exp(sum(math.log(x) for x in ratio[keep]) / len(kept)) - 1)
+    assert math.isclose(metrics["uplift_kept"]["geomean"], geomean, rel_tol=1e-9)
+    pct = summary.set_index(["m", "n", "k"])["% of total"]
+    e2e = sum(pct[(r.m, r.n, r.k)] * (1 - r.us_tuned / r.us_reference) for r in kept.itertuples())
+    assert math.isclose(metrics["e2e"]["e2e_uplift_pct"], e2e, rel_tol=1e-9)
+    final = read(c.path("results", "final_results.csv"))
+    assert len(final) == len(kept)
+
+    # final_libs holds exactly the kept GEMMs, each with its winning kernel
+    shipped = {}
+    for path in c.path("final_libs").glob("*.yaml"):
+        lib = library.load(path)
+        assert path.read_text().startswith("# sim platform")
+        names = {s["SolutionIndex"]: s["SolutionNameMin"] for s in lib.solutions}
+        for size, index, _ in lib.sizes():
+            shipped[size] = names[index]
+    expected = {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned for r in kept.itertuples()}
+    assert shipped == expected
+
+
+def test_bench_mode_and_nothing_left_to_do(campaign):
+    c = campaign(keep_thr=0.0)
+    c.snakemake("bench")
+    baseline = read(c.path("baseline", "workload.csv"))
+    summary = read(c.path("summary.csv"))
+    assert len(baseline) == 6 and set(summary.columns) == set(KEYS) | {"call_count"}
+    assert not c.path("winners.csv").exists()
+    again = c.snakemake("bench")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_resume_reruns_only_what_is_missing(campaign):
+    c = campaign(keep_thr=0.0, search_chunk_size=2)
+    c.snakemake("final_libs")
+    before = final_lib_texts(c)
+    assert before
+    again = c.snakemake("final_libs")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+    chunks = sorted(c.path("search", "data").glob("gemms_*.csv"))
+    assert len(chunks) >= 3
+    chunks[1].unlink()
+    rerun = c.snakemake("final_libs")
+    ran = jobs_run(rerun)
+    # only the missing chunk is searched again; what consumes its (re-measured) results follows
+    assert ran.get("search_chunk") == 1, ran
+    assert not {"ingest", "baseline", "summarize", "search_configure"} & set(ran), ran
+    assert final_lib_texts(c) == before
+
+
+def test_killed_run_resumes_to_the_same_final_libs(campaign, tmp_path):
+    reference = campaign(keep_thr=0.0)
+    reference.workdir = tmp_path / "reference"
+    reference.config["workdir"] = str(reference.workdir)
+    reference.snakemake("final_libs")
+    expected = final_lib_texts(reference)
+
+    c = campaign(keep_thr=0.0, sim={"job_seconds": 1.0})
+    c.workdir = tmp_path / "killed"
+    c.config["workdir"] = str(c.workdir)
+    c.config_path.write_text(yaml.safe_dump(c.config))
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--configfile",
+           str(c.config_path), "--cores", "2", "--resources=gpu=2", "--scheduler", "greedy",
+           "final_libs"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(c.path("search", "data").glob("*.csv")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not c.path("final_libs").exists()
+    assert_no_partial_files(c.workdir)
+    c.snakemake("--unlock")
+    c.snakemake("final_libs")
+    assert final_lib_texts(c) == expected
+
+
+def test_fast_but_wrong_kernel_never_ships(campaign):
+    c = campaign(keep_thr=0.0, sim={"faulty_solutions": ["x64_GSU1_WGM1"]})
+    c.snakemake("final_libs")
+    winners = read(c.path("winners.csv"))
+    planted = winners["solution_name"].str.contains("x64_GSU1_WGM1")
+    assert planted.any(), "the planted kernel is fast, so the search picks it somewhere"
+    raw = read(c.path("results", "raw_results.csv"))
+    bad = raw[raw["kernel_tuned"].str.contains("x64_GSU1_WGM1")]
+    assert len(bad) == planted.sum()
+    assert (bad["error_tuned"] > 0.03).all() and not bad["kept"].any()
+    for text in final_lib_texts(c).values():
+        assert "x64_GSU1_WGM1" not in text
+
+
+def test_two_workload_sources_are_refused(campaign):
+    c = campaign(workload_inline="1024 1024 1 1024 B B S N T")
+    proc = c.snakemake("final_libs", check=False)
+    assert proc.returncode != 0
+    assert "exactly one of workload_log, workload_list, workload_inline" in proc.stderr
+    assert not c.workdir.exists()
+
+
+def test_bad_config_value_is_refused(campaign):
+    c = campaign(up_thr=-1)
+    proc = c.snakemake("final_libs", check=False)
+    assert proc.returncode != 0 and "up_thr" in proc.stderr
+    assert not c.workdir.exists()
