@@ -200,3 +200,19 @@ def test_bad_config_value_is_refused(campaign):
     proc = c.snakemake("final_libs", check=False)
     assert proc.returncode != 0 and "up_thr" in proc.stderr
     assert not c.workdir.exists()
+
+
+def test_crashed_job_fails_the_run_and_a_rerun_finishes_it(campaign):
+    c = campaign(keep_thr=0.0, search_chunk_size=2, sim={"crash_on": ["HHS_NN_M4096_N4096"]})
+    failed = c.snakemake("final_libs", "--keep-going", check=False)
+    assert failed.returncode != 0
+    assert "injected crash on HHS_NN_M4096_N4096_B1_K4096" in failed.stdout + failed.stderr
+    done = sorted(p.name for p in c.path("search", "data").glob("*.csv"))
+    assert len(done) == len(list(c.path("search", "chunks").glob("*.yaml"))) - 1
+    assert not c.path("final_libs").exists()
+    assert_no_partial_files(c.workdir)
+
+    c.config["sim"] = {}
+    rerun = c.snakemake("final_libs")
+    assert jobs_run(rerun).get("search_chunk") == 1
+    assert c.path("final_libs").is_dir()
