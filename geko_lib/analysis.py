@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .gemm import BY_NAME, GEMM_FIELDS
-from .summary import PCT
+from .summary import PCT, normalized
 
 FAILED_ERROR = 1e6
 UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "device")
@@ -28,6 +28,7 @@ def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame |
     ``reference``/``tuned`` carry a ``lib`` column naming the library the GEMM came from;
     ``weights`` is the summary table (call_count, % of total) used for time-weighted uplift.
     """
+    reference, tuned = normalized(reference), normalized(tuned)
     common = [c for c in reference.columns if c not in UNIQUE and c not in KEYS]
     ref = reference.rename(columns={c: f"{c}_reference" for c in UNIQUE})
     tun = tuned.rename(columns={c: f"{c}_tuned" for c in UNIQUE})
@@ -38,7 +39,7 @@ def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame |
                          "results do not cover the same GEMMs")
     verified = verify is not None
     if verified:
-        errors = verify[KEYS + ["error"]].rename(columns={"error": "error_tuned"})
+        errors = normalized(verify)[KEYS + ["error"]].rename(columns={"error": "error_tuned"})
         raw = raw.merge(errors, on=KEYS, how="left", validate="one_to_one")
         raw["error_tuned"] = pd.to_numeric(raw["error_tuned"], errors="coerce").fillna(FAILED_ERROR)
     else:
@@ -167,14 +168,18 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict) ->
     })
 
 
+def _pct(value) -> str:
+    return "n/a " if value is None else f"{value:.4f}"
+
+
 def summary_lines(m: dict) -> list[str]:
     """What the log says at the end, as the original prints it."""
     kept = m["uplift_kept"]
     if not kept.get("n"):
         return ["No kernels improve over the base library"]
-    lines = [f"Average GEMM uplift of {kept['mean']:.4f}% (geomean {kept['geomean']:.4f}%) "
+    lines = [f"Average GEMM uplift of {_pct(kept['mean'])}% (geomean {_pct(kept['geomean'])}%) "
              f"for a total of {kept['n']} kept GEMMs"]
     if m.get("e2e"):
-        lines.append(f"Weighted GEMM uplift of {m['e2e']['e2e_uplift_pct']:.4f}% "
+        lines.append(f"Weighted GEMM uplift of {_pct(m['e2e']['e2e_uplift_pct'])}% "
                      f"(GEMM time saved across the workload)")
     return lines

@@ -7,7 +7,10 @@ W: out x in) hipBLASLt sees ``transA=T, transB=N, M=out_features, N=tokens, K=in
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 # --------------------------------------------------------------------------------------------
 # data types
@@ -29,20 +32,22 @@ DTYPES: tuple[DType, ...] = (
     DType("f32_c", "C", 2, 8, "complex64", 23),
     DType("f64_c", "Z", 3, 16, "complex128", 52),
     DType("f16_r", "H", 4, 2, "float16", 10),
-    DType("i8_r", "I8", 5, 1, "int8", None),
+    DType("i8_r", "I8", 8, 1, "int8", None),
     DType("i32_r", "I", 6, 4, "int32", None),
     DType("bf16_r", "B", 7, 2, "bfloat16", 7),
     DType("xf32_r", "X", 10, 4, "float32", 10),
-    DType("f8_r", "F8", 11, 1, "float8_e4m3fn", 3),
-    DType("bf8_r", "B8", 12, 1, "float8_e5m2", 2),
-    DType("f8_fnuz_r", "F8N", 15, 1, "float8_e4m3fnuz", 3),
-    DType("bf8_fnuz_r", "B8N", 16, 1, "float8_e5m2fnuz", 2),
-    DType("f4_r", "F4", 21, 0.5, None, 1),
+    # Tensile's enum: 11/12 are the FNUZ fp8 formats (gfx942), 15/16 the OCP ones (gfx950). The
+    # original tool maps all four to f8_r/bf8_r; hipBLASLt names FNUZ types f8_fnuz_r/bf8_fnuz_r.
+    DType("f8_fnuz_r", "F8N", 11, 1, "float8_e4m3fnuz", 3),
+    DType("bf8_fnuz_r", "B8N", 12, 1, "float8_e5m2fnuz", 2),
+    DType("f8_r", "F8", 15, 1, "float8_e4m3fn", 3),
+    DType("bf8_r", "B8", 16, 1, "float8_e5m2", 2),
+    DType("f4_r", "F4", 21, 0.5, None, 1),  # packed two per byte (the original counts 1 byte)
 )
 
 BY_NAME = {d.hipblaslt: d for d in DTYPES}
 BY_CODE = {d.tensile: d for d in DTYPES}
-BY_ENUM = {d.enum: d for d in DTYPES}
+BY_ENUM = {d.enum: d for d in DTYPES} | {5: BY_NAME["i8_r"]}  # 5: Tensile's legacy Int8x4
 _CODES_LONGEST_FIRST = sorted(BY_CODE, key=len, reverse=True)
 
 TRANSPOSES = ("N", "T")
@@ -123,6 +128,9 @@ class GemmType:
         object.__setattr__(self, "compute_type", normalize_compute_type(self.compute_type))
         object.__setattr__(self, "transA", normalize_transpose(self.transA))
         object.__setattr__(self, "transB", normalize_transpose(self.transB))
+        data = {self.a_type, self.b_type, self.c_type, self.d_type}
+        if self.is_tf32 and data != {"f32_r"}:
+            raise GemmError(f"xf32 (TF32) compute needs f32 data, got {sorted(data)}")
 
     # Tensile naming --------------------------------------------------------------------------
     @property
@@ -155,6 +163,8 @@ class GemmType:
         a = "Alik" if self.transA == "T" else "Ailk"
         b = "Bjlk" if self.transB == "T" else "Bljk"
         types = f"{self.data_type}{self.dest_data_type}{self.compute_data_type}"
+        if self.data_type == self.dest_data_type == self.compute_data_type:
+            types = self.data_type  # Tensile writes SGEMM as S, not SSS
         hpa = "H" if self.high_precision_accumulate else ""
         return f"Cijk_{a}_{b}_{types}_B{hpa}"
 
@@ -165,6 +175,10 @@ class GemmType:
     @property
     def input_bytes(self) -> float:
         return BY_NAME[self.a_type].bytes
+
+    @property
+    def b_bytes(self) -> float:
+        return BY_NAME[self.b_type].bytes
 
     @property
     def output_bytes(self) -> float:
@@ -206,6 +220,14 @@ def _one(codes: str, field: str) -> list[DType]:
     return parts
 
 
+def _positive_int(field: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise GemmError(f"{field} must be a positive integer, got {value!r}")
+    if not math.isfinite(value) or int(value) != value or value < 1:
+        raise GemmError(f"{field} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True, order=True)
 class GemmProblem:
     """One GEMM size of one type. Sizes are written [M, N, batch, K], as Tensile does."""
@@ -218,10 +240,7 @@ class GemmProblem:
 
     def __post_init__(self):
         for field in ("m", "n", "batch", "k"):
-            value = getattr(self, field)
-            if isinstance(value, bool) or int(value) != value or value < 1:
-                raise GemmError(f"{field} must be a positive integer, got {value!r}")
-            object.__setattr__(self, field, int(value))
+            object.__setattr__(self, field, _positive_int(field, getattr(self, field)))
 
     @property
     def size(self) -> tuple[int, int, int, int]:
@@ -235,7 +254,7 @@ class GemmProblem:
     def min_bytes(self) -> float:
         """Bytes that must move at least once: read A and B, write D."""
         t = self.type
-        return self.batch * (t.input_bytes * (self.m * self.k + self.k * self.n)
+        return self.batch * (t.input_bytes * self.m * self.k + t.b_bytes * self.k * self.n
                              + t.output_bytes * self.m * self.n)
 
     @property

@@ -56,6 +56,7 @@ class LibraryLogic:
             raise LibraryError(f"{source}: entry 4 must be ProblemType (a mapping) and entry 5 "
                                "Solutions (a list)")
         extra = data[12] if len(data) > 12 else _NO_DEFAULT
+        _check_exact_logic(data[5], data[7] or [], source)
         return cls(data[0], data[1], data[2], data[3], data[4], data[5], data[6],
                    data[7] or [], data[8], data[9], data[10], data[11], extra)
 
@@ -91,6 +92,26 @@ class LibraryLogic:
         return None
 
 
+def _check_exact_logic(solutions: list, exact: list, source) -> None:
+    """Every ExactLogic entry is [[M, N, B, K(, ldc, ldd, lda, ldb)], [solution, gflops]] and
+    points at a solution the file has."""
+    try:
+        indices = {int(s["SolutionIndex"]) for s in solutions}
+    except (KeyError, TypeError, ValueError):
+        raise LibraryError(f"{source}: every solution needs an integer SolutionIndex") from None
+    for i, entry in enumerate(exact):
+        ok = (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)
+              and len(entry[0]) in (4, 8) and all(isinstance(v, int) for v in entry[0])
+              and isinstance(entry[1], list) and len(entry[1]) == 2
+              and isinstance(entry[1][0], int) and isinstance(entry[1][1], (int, float)))
+        if not ok:
+            raise LibraryError(f"{source}: ExactLogic entry {i} must be [[M, N, B, K], "
+                               f"[solution, gflops]], got {entry!r}")
+        if entry[1][0] not in indices:
+            raise LibraryError(f"{source}: ExactLogic entry {i} ({entry[0]}) points at "
+                               f"solution {entry[1][0]}, which the file does not have")
+
+
 def gemm_type_of(problem_type: dict) -> GemmType:
     """GemmType of a ProblemType mapping (numeric Tensile data-type enums)."""
     def name(key, fallback=None):
@@ -106,10 +127,14 @@ def gemm_type_of(problem_type: dict) -> GemmType:
     compute = name("ComputeDataType")
     if int(problem_type.get("F32XdlMathOp", 0) or 0) == 10:  # TF32 math on f32 data
         compute = "xf32_r"
-    trans = {True: "T", False: "N", 1: "T", 0: "N"}
-    return GemmType(trans[problem_type.get("TransposeA", False)],
-                    trans[problem_type.get("TransposeB", False)],
-                    a, b, dest, dest, normalize_compute_type(compute))
+    def transpose(key):
+        value = problem_type.get(key, False)
+        if value not in (True, False):  # also admits 0 and 1
+            raise LibraryError(f"ProblemType {key}={value!r} must be true/false or 0/1")
+        return "T" if value else "N"
+
+    return GemmType(transpose("TransposeA"), transpose("TransposeB"), a, b, dest, dest,
+                    normalize_compute_type(compute))
 
 
 def problem_type_for(gemm_type: GemmType) -> dict:
@@ -198,13 +223,15 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
     latency (the logic file's gflops) and the time budget per phase; without a known latency
     the fixed counts are used. Verify rows run once with norm and allclose checks."""
     rows = []
-    for problem, (_, _, gflops) in zip(problems_of(lib), lib.sizes()):
+    for problem, (_, _, gflops), (size, _) in zip(problems_of(lib), lib.sizes(), lib.exact_logic):
         t = problem.type
         row = {"function": "matmul", "transA": t.transA, "transB": t.transB,
                "a_type": t.a_type, "b_type": t.b_type, "c_type": t.c_type, "d_type": t.d_type,
                "scale_type": scale_type_for(t.compute_type), "compute_type": t.compute_type,
                "alpha": 1.0, "beta": 0.0, "M": problem.m, "N": problem.n,
                "batch_count": problem.batch, "K": problem.k, "initialization": "trig_float"}
+        if len(size) == 8:  # sizes that carry leading dimensions keep them
+            row.update(zip(("ldc", "ldd", "lda", "ldb"), size[4:]))
         if verify:
             row.update(norm_check=1, norm_check_assert=0, allclose_check=1, iters=1, cold_iters=0)
         else:

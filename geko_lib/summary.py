@@ -18,7 +18,7 @@ import logging
 
 import pandas as pd
 
-from .gemm import GEMM_FIELDS
+from .gemm import GEMM_FIELDS, normalize_compute_type
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +26,15 @@ TOTAL = "total (us)"
 PCT = "% of total"
 
 
+def normalized(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose compute_type carries the c_ prefix (hipblaslt-bench prints f32_r, logs
+    c_f32_r), so tables from different sources join on GEMM identity."""
+    return frame.assign(compute_type=frame["compute_type"].map(normalize_compute_type))
+
+
 def gemm_identity(workload: pd.DataFrame) -> pd.DataFrame:
     """Workload rows -> GEMM identity columns + call_count, one row per GEMM, first-seen order."""
-    frame = workload.rename(columns={"M": "m", "N": "n", "K": "k"})
+    frame = normalized(workload.rename(columns={"M": "m", "N": "n", "K": "k"}))
     for col in ("scaleA", "scaleB"):
         if col not in frame:
             frame[col] = 0
@@ -46,7 +52,7 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
         return identity, identity[list(GEMM_FIELDS)].copy()
     if baseline is None:
         raise ValueError("keep_thr > 0 needs baseline timings")
-    timings = baseline.drop_duplicates(subset=list(GEMM_FIELDS))
+    timings = normalized(baseline).drop_duplicates(subset=list(GEMM_FIELDS))
     summary = identity.merge(timings.drop(columns=["call_count"], errors="ignore"),
                              on=list(GEMM_FIELDS), how="left", validate="one_to_one")
     missing = summary["us"].isna()
