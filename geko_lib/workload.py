@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import gemm
+from . import files, gemm
 
 log = logging.getLogger(__name__)
 
@@ -1159,7 +1159,7 @@ def _format_value(v) -> str:
 def write(df: pd.DataFrame, path) -> Path:
     """Write a canonical table as a mask-64 style log (one flow mapping per row, key order = columns).
 
-    Atomic: writes ``<path>.tmp`` then renames it over ``path``. Returns ``Path(path)``.
+    Atomic (a temporary name, then a rename). Returns ``Path(path)``.
     """
     path = Path(path)
     columns = [str(c) for c in df.columns]
@@ -1178,20 +1178,8 @@ def write(df: pd.DataFrame, path) -> Path:
             except TypeError:
                 strings.append(prefix + _format_value(v))
         formatted.append(strings)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            for parts in zip(*formatted):
-                f.write("- {" + ", ".join(parts) + "}\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    text = "".join("- {" + ", ".join(parts) + "}\n" for parts in zip(*formatted))
+    files.write_text(path, text)
     return path
 
 
