@@ -17,9 +17,13 @@ from pathlib import Path
 
 import yaml
 
-from . import files
-from .gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
+from .. import files
+from ..gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
                    scale_type_for)
+
+__all__ = ["LibraryError", "LibraryLogic", "gemm_type_of", "problem_type_for", "file_name",
+           "build", "load", "load_dir", "dump", "problems_of", "bench_rows", "dump_rows",
+           "keep_sizes", "ship_kept"]
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
