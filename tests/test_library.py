@@ -407,7 +407,6 @@ def test_ship_kept(tmp_path):
     kept = pd.DataFrame([
         {"lib": NN, "m": 16, "n": 128, "batch_count": 1, "k": 15360},
         {"lib": NN, "m": 8, "n": 16384, "batch_count": 1, "k": 15360},
-        {"lib": "other.yaml", "m": 18944, "n": 15, "batch_count": 1, "k": 5120},
     ])
     written = library.ship_kept(libs, kept, tmp_path / "final", header="sim predictions")
     assert [p.name for p in written] == [NN]
@@ -419,6 +418,15 @@ def test_ship_kept(tmp_path):
     assert lib.solutions[0]["SolutionNameMin"] == data[5][3]["SolutionNameMin"]
     assert lib.solutions[1]["SolutionNameMin"] == data[5][5]["SolutionNameMin"]
     assert lib.problem_type == data[4]
+
+
+@needs_fixtures
+def test_ship_kept_refuses_unknown_library(tmp_path):
+    (tmp_path / "libs").mkdir()
+    (tmp_path / "libs" / NN).write_text((LOGIC_DIR / NN).read_text())
+    kept = pd.DataFrame([{"lib": "other.yaml", "m": 16, "n": 16, "batch_count": 1, "k": 16}])
+    with pytest.raises(LibraryError, match="other.yaml"):
+        library.ship_kept(tmp_path / "libs", kept, tmp_path / "final")
 
 
 @needs_fixtures

@@ -18,31 +18,36 @@ from pathlib import Path
 import yaml
 
 from .. import files
+from . import codec
+from .codec import Solutions
 from ..gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
                    scale_type_for)
 
 __all__ = ["LibraryError", "LibraryLogic", "gemm_type_of", "problem_type_for", "file_name",
            "build", "load", "load_dir", "dump", "problems_of", "bench_rows", "dump_rows",
-           "keep_sizes", "ship_kept"]
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+           "keep_sizes"]
 
 _NO_DEFAULT = object()
+
+# dict-layout key of each list position (Tensile's normalized dictionary layout)
+DICT_KEYS = ("MinimumRequiredVersion", "ScheduleName", "ArchitectureName", "DeviceNames",
+             "ProblemType", "Solutions", "IndexOrder", "ExactLogic", "RangeLogic",
+             "TileSelection", "PerfMetric", "LibraryType", "DefaultSolution")
+DICT_REQUIRED = ("ArchitectureName", "ProblemType", "Solutions", "LibraryType")
 
 
 class LibraryError(ValueError):
     pass
 
 
-@dataclass
+@dataclass(eq=False)
 class LibraryLogic:
     version: dict
     schedule_name: str
     architecture: object  # a name, or {Architecture, CUCount}
     device_names: list
     problem_type: dict
-    solutions: list[dict]
+    solutions: Solutions
     index_order: list = field(default_factory=lambda: [2, 3, 0, 1])
     exact_logic: list = field(default_factory=list)
     range_logic: object = None
@@ -50,27 +55,130 @@ class LibraryLogic:
     perf_metric: str = "DeviceEfficiency"
     library_type: str = "Equality"
     default_solution: object = _NO_DEFAULT
+    layout: str = "list"  # how the file was written: "list" or "dict"
+    dict_extra: dict = field(default_factory=dict)  # dict-layout keys this model does not know
+    source: str | None = None  # the file it was loaded from
+
+    def __setattr__(self, name, value):
+        if name == "solutions" and not isinstance(value, Solutions):
+            value = Solutions(value)
+        super().__setattr__(name, value)
+
+    def __eq__(self, other):
+        return isinstance(other, LibraryLogic) and self.to_list() == other.to_list()
 
     # --- list layout -------------------------------------------------------------------------
     @classmethod
     def from_list(cls, data, source="<memory>") -> "LibraryLogic":
-        if not isinstance(data, list) or len(data) < 12:
-            raise LibraryError(f"{source}: not a library-logic list (expected >= 12 entries)")
-        if not isinstance(data[4], dict) or not isinstance(data[5], list):
+        if not isinstance(data, list) or not 12 <= len(data) <= 13:
+            raise LibraryError(f"{source}: not a library-logic list (expected 12 or 13 entries, "
+                               f"got {len(data) if isinstance(data, list) else type(data).__name__})")
+        if not isinstance(data[4], dict) or not isinstance(data[5], (list, Solutions)):
             raise LibraryError(f"{source}: entry 4 must be ProblemType (a mapping) and entry 5 "
                                "Solutions (a list)")
         extra = data[12] if len(data) > 12 else _NO_DEFAULT
-        _check_exact_logic(data[5], data[7] or [], source)
-        return cls(data[0], data[1], data[2], data[3], data[4], data[5], data[6],
+        solutions = data[5] if isinstance(data[5], Solutions) else Solutions(data[5])
+        _check_exact_logic(solutions, data[7] or [], source)
+        return cls(data[0], data[1], data[2], data[3], data[4], solutions, data[6],
                    data[7] or [], data[8], data[9], data[10], data[11], extra)
 
     def to_list(self) -> list:
         out = [self.version, self.schedule_name, self.architecture, self.device_names,
-               self.problem_type, self.solutions, self.index_order, self.exact_logic,
+               self.problem_type, list(self.solutions), self.index_order, self.exact_logic,
                self.range_logic, self.tile_selection, self.perf_metric, self.library_type]
         if self.default_solution is not _NO_DEFAULT:
             out.append(self.default_solution)
         return out
+
+    # --- dict layout -------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict, source="<memory>") -> "LibraryLogic":
+        missing = [k for k in DICT_REQUIRED if k not in data]
+        if missing:
+            raise LibraryError(f"{source}: dict-layout library lacks {', '.join(missing)}")
+        values = [data.get(k) for k in DICT_KEYS]
+        values[0] = {"MinimumRequiredVersion": values[0]} if values[0] is not None else None
+        values[6] = values[6] if values[6] is not None else [2, 3, 0, 1]
+        if "DefaultSolution" not in data:
+            values = values[:12]
+        lib = cls.from_list(values, source)
+        lib.layout = "dict"
+        lib.dict_extra = {k: v for k, v in data.items() if k not in DICT_KEYS}
+        return lib
+
+    def to_dict(self) -> dict:
+        values = self.to_list()
+        version = values[0].get("MinimumRequiredVersion") if isinstance(values[0], dict) else None
+        out = {key: value for key, value in zip(DICT_KEYS, [version, *values[1:]])}
+        out.update(self.dict_extra)
+        return out
+
+    # --- text --------------------------------------------------------------------------------
+    @classmethod
+    def from_text(cls, text: str, source="<memory>") -> "LibraryLogic":
+        try:
+            entries = codec.top_level_entries(text)
+            if len(entries) not in (12, 13):
+                raise codec.NotBlockLayout("entry count")
+            data = [codec.parse_entry(e) for e in entries[:5]]
+            data.append(codec.split_solutions(entries[5]))
+            data.append(codec.parse_entry(entries[6]))
+            data.append(codec.parse_sizes(entries[7]))
+            data.extend(codec.parse_entry(e) for e in entries[8:])
+        except (codec.NotBlockLayout, yaml.YAMLError):
+            return cls.from_data(_parse_whole(text, source), source)
+        return cls.from_list(data, source)
+
+    @classmethod
+    def from_data(cls, data, source="<memory>") -> "LibraryLogic":
+        if isinstance(data, dict):
+            return cls.from_dict(data, source)
+        return cls.from_list(data, source)
+
+    def text(self) -> str:
+        """The YAML text in this library's layout (TensileLite's block style for lists)."""
+        if self.layout == "dict":
+            return codec.dump_yaml(self.to_dict())
+        values = [self.version, self.schedule_name, self.architecture, self.device_names,
+                  self.problem_type]
+        parts = [codec.entry_text(v) for v in values]
+        parts.append(self.solutions.text())
+        parts.append(codec.entry_text(self.index_order))
+        parts.append(codec.sizes_text(self.exact_logic))
+        tail = [self.range_logic, self.tile_selection, self.perf_metric, self.library_type]
+        if self.default_solution is not _NO_DEFAULT:
+            tail.append(self.default_solution)
+        parts.extend(codec.entry_text(v) for v in tail)
+        return "".join(parts)
+
+    # --- the original tool's method API ------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """File name: the one it was loaded from, else TensileLite's name for it."""
+        return Path(self.source).name if self.source else file_name(self.schedule_name,
+                                                                       self.gemm_type)
+
+    def trim(self) -> "LibraryLogic":
+        from .operations import trim
+        return trim(self)
+
+    def add_epilogues(self) -> "LibraryLogic":
+        from .operations import add_epilogues
+        return add_epilogues(self)
+
+    def create_bench_input(self, out_dir, verify: bool = False, duration: float = 0.5,
+                           rotating_mb: int = 512) -> list[Path]:
+        """``<stem>_bench.yaml`` (and ``<stem>_verify.yaml``) hipblaslt-bench rows in out_dir."""
+        stem = Path(self.name).stem
+        paths = [dump_rows(bench_rows(self, duration, rotating_mb=rotating_mb),
+                           Path(out_dir) / f"{stem}_bench.yaml")]
+        if verify:
+            paths.append(dump_rows(bench_rows(self, duration, verify=True),
+                                   Path(out_dir) / f"{stem}_verify.yaml"))
+        return paths
+
+    def dump(self, out_dir, header: str | None = None) -> Path:
+        return dump(self, Path(out_dir) / self.name, header=header)
 
     # --- identity ----------------------------------------------------------------------------
     @property
@@ -84,24 +192,35 @@ class LibraryLogic:
 
     # --- sizes -------------------------------------------------------------------------------
     def sizes(self) -> list[tuple[tuple[int, int, int, int], int, float]]:
-        """(M, N, B, K), solution position, gflops for every ExactLogic entry."""
+        """(M, N, B, K), solution index, gflops for every ExactLogic entry."""
         return [(tuple(int(v) for v in size[:4]), int(entry[0]), float(entry[1]))
                 for size, entry in self.exact_logic]
 
+    def solution_position(self) -> dict[int, int]:
+        """SolutionIndex -> position in the solutions list."""
+        return {self.solutions.index_of(i): i for i in range(len(self.solutions))}
+
     def solution_for(self, problem: GemmProblem) -> dict | None:
-        by_index = {int(s["SolutionIndex"]): s for s in self.solutions}
+        positions = self.solution_position()
         for size, index, _ in self.sizes():
             if size == problem.size:
-                return by_index.get(index)
+                return self.solutions[positions[index]]
         return None
+
+
+def _parse_whole(text: str, source):
+    try:
+        return codec.load_yaml(text)
+    except yaml.YAMLError as exc:
+        raise LibraryError(f"{source}: not valid YAML: {exc}") from None
 
 
 def _check_exact_logic(solutions: list, exact: list, source) -> None:
     """Every ExactLogic entry is [[M, N, B, K(, ldc, ldd, lda, ldb)], [solution, gflops]] and
     points at a solution the file has."""
     try:
-        indices = {int(s["SolutionIndex"]) for s in solutions}
-    except (KeyError, TypeError, ValueError):
+        indices = {solutions.index_of(i) for i in range(len(solutions))}
+    except (KeyError, TypeError, ValueError, codec.NotBlockLayout):
         raise LibraryError(f"{source}: every solution needs an integer SolutionIndex") from None
     for i, entry in enumerate(exact):
         ok = (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)
@@ -193,10 +312,12 @@ def build(template: LibraryLogic, chosen: list[tuple[GemmProblem, dict, float]])
 def load(path) -> LibraryLogic:
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(), Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise LibraryError(f"{path}: not valid YAML: {exc}") from None
-    return LibraryLogic.from_list(data, source=str(path))
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LibraryError(f"{path}: cannot read: {exc}") from None
+    lib = LibraryLogic.from_text(text, source=str(path))
+    lib.source = str(path)
+    return lib
 
 
 def load_dir(directory) -> dict[str, LibraryLogic]:
@@ -206,15 +327,11 @@ def load_dir(directory) -> dict[str, LibraryLogic]:
 
 def dump(lib: LibraryLogic, path, header: str | None = None) -> Path:
     """Write atomically; ``header`` becomes leading ``#`` comment lines (YAML readers skip them)."""
-    path = Path(path)
-    text = yaml.dump(lib.to_list(), Dumper=_Dumper, default_flow_style=None, sort_keys=False,
-                     width=5000)
+    text = lib.text()
     if header:
         text = "".join(f"# {line}\n" for line in header.splitlines()) + text
     return files.write_text(path, text)
 
-
-# --- benchmarking a library and shipping the kept part -----------------------------------------
 
 def problems_of(lib: LibraryLogic) -> list[GemmProblem]:
     gemm_type = lib.gemm_type
@@ -249,7 +366,7 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
 
 def dump_rows(rows: list[dict], path) -> Path:
     """A YAML list of flow mappings, one row per line (what hipblaslt-bench --yaml reads)."""
-    lines = [yaml.dump(row, Dumper=_Dumper, default_flow_style=True, sort_keys=False,
+    lines = [yaml.dump(row, Dumper=codec.Dumper, default_flow_style=True, sort_keys=False,
                        width=5000).strip() for row in rows]
     return files.write_text(path, "".join(f"- {line}\n" for line in lines) or "[]\n")
 
@@ -260,16 +377,3 @@ def keep_sizes(lib: LibraryLogic, sizes: set[tuple[int, int, int, int]]) -> Libr
     chosen = [(GemmProblem(lib.gemm_type, *size), by_index[index], gflops)
               for size, index, gflops in lib.sizes() if size in sizes]
     return build(lib, chosen)
-
-
-def ship_kept(libs_dir, kept, out_dir, header: str = "") -> list[Path]:
-    """final_libs: each library of ``libs_dir`` restricted to the kept rows (``lib``, m, n,
-    batch_count, k); libraries with nothing kept are not written."""
-    written = []
-    for name, lib in load_dir(libs_dir).items():
-        rows = kept[kept["lib"] == name]
-        if rows.empty:
-            continue
-        sizes = {(int(r.m), int(r.n), int(r.batch_count), int(r.k)) for r in rows.itertuples()}
-        written.append(dump(keep_sizes(lib, sizes), Path(out_dir) / name, header=header or None))
-    return written

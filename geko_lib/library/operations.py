@@ -1,0 +1,303 @@
+"""Library operations with the original tool's semantics: trim, epilogues, merge, extract,
+shipping kept results (final_libs) and the full library (full_libs)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from .. import files
+from ..gemm import GemmProblem
+from .codec import Solutions, load_yaml
+from .logic import LibraryError, LibraryLogic, build, dump, load
+
+# Tensile data-type enums without epilogue support (f64, complex)
+NO_EPILOGUE_TYPES = {1, 2, 3}
+BIAS_TAG = {0: "S", 4: "H", 7: "B"}
+_EPILOGUE_TAGS = re.compile(r"(?:_Bias[A-Z]+)?(?:_HAS)?(?:_SABV?)?(?:_SAV)?_UserArgs")
+
+
+# --- trim ----------------------------------------------------------------------------------------
+
+def trim(lib: LibraryLogic) -> LibraryLogic:
+    """Duplicate sizes keep the entry with the highest gflops; unreferenced solutions go;
+    solutions are renumbered 0..n-1 in their order and sizes re-pointed. In place."""
+    best: dict[tuple, int] = {}
+    for i, (size, entry) in enumerate(lib.exact_logic):
+        key = tuple(size)
+        if key not in best or entry[1] > lib.exact_logic[best[key]][1][1]:
+            best[key] = i
+    entries = [lib.exact_logic[i] for i in sorted(best.values())]
+    referenced = {int(entry[0]) for _, entry in entries}
+    positions = [p for p in range(len(lib.solutions)) if lib.solutions.index_of(p) in referenced]
+    new_index = {lib.solutions.index_of(p): n for n, p in enumerate(positions)}
+    kept = Solutions(lib.solutions.copy_entry(p) for p in positions)
+    for n in range(len(kept)):
+        kept.set_index(n, n)
+    lib.solutions = kept
+    lib.exact_logic = [[list(size), [new_index[int(entry[0])], entry[1]]] for size, entry in entries]
+    return lib
+
+
+# --- epilogues -------------------------------------------------------------------------------------
+
+def epilogue_tag(problem_type: dict) -> str:
+    """``_BiasSB_HAS_SAV`` for bf16, ``_BiasSHB_HAS_SAB_SAV`` for fp8 outputs."""
+    types = "".join(BIAS_TAG.get(t, "") for t in problem_type.get("BiasDataTypeList", []))
+    scale_ab = {"Scalar": "_SAB", "Vector": "_SABV"}.get(problem_type.get("UseScaleAB"), "")
+    return f"_Bias{types}_HAS{scale_ab}_SAV"
+
+
+def with_epilogue_tag(name: str, tag: str) -> str:
+    if "_UserArgs" not in name:
+        return name
+    return _EPILOGUE_TAGS.sub(tag + "_UserArgs", name, count=1)
+
+
+def add_epilogues(lib: LibraryLogic) -> LibraryLogic:
+    """Turn on bias, activation and scale-alpha-vector epilogues (what applications call with),
+    as the original does; f64 and complex libraries are left alone. In place."""
+    pt = lib.problem_type
+    data, dest = int(pt.get("DataType", 0)), int(pt.get("DestDataType", 0))
+    if data in NO_EPILOGUE_TYPES:
+        return lib
+    pt["Activation"] = True
+    pt["ActivationType"] = "hipblaslt_all"
+    pt["UseBias"] = 1
+    pt["BiasDataTypeList"] = [0, 4, 7] if dest > 10 else sorted({0, dest})
+    pt["UseScaleAlphaVec"] = 1
+    if data > 10 or dest > 10:
+        pt["UseScaleAB"] = "Scalar"
+    tag = epilogue_tag(pt)
+    for i in range(len(lib.solutions)):
+        solution = lib.solutions[i]
+        solution["ActivationFuncCall"] = False
+        for key in ("BaseName", "KernelNameMin", "SolutionNameMin"):
+            if isinstance(solution.get(key), str):
+                solution[key] = with_epilogue_tag(solution[key], tag)
+    return lib
+
+
+def epilogue_file_name(name: str, lib: LibraryLogic) -> str:
+    return with_epilogue_tag(name, epilogue_tag(lib.problem_type))
+
+
+# --- merge ---------------------------------------------------------------------------------------
+
+def _clean_appended(solution: dict) -> dict:
+    solution.pop("ProblemType", None)
+    if solution.get("StaggerU") == 0:
+        for key in ("StaggerUMapping", "StaggerUStride", "_staggerStrideShift"):
+            solution[key] = 0
+    return solution
+
+
+def merge_solutions(input_dir, epilogues: bool = True, pattern: str = "**/3_LibraryLogic/*.yaml",
+                    trim_size: bool = True) -> dict[str, LibraryLogic]:
+    """Merge tuning outputs: files with the same name are one library. The first (by path) is
+    the base; every other file's referenced solutions are appended with new indices and its
+    sizes re-pointed. Then trim and (optionally) epilogues. Returns {file name: library}."""
+    paths = sorted(Path(input_dir).glob(pattern), key=lambda p: (p.name, str(p)))
+    merged: dict[str, LibraryLogic] = {}
+    for path in paths:
+        lib = load(path)
+        if trim_size:
+            lib.exact_logic = [[list(size[:4]), entry] for size, entry in lib.exact_logic]
+        base = merged.get(path.name)
+        if base is None:
+            merged[path.name] = lib
+            continue
+        if base.problem_type != lib.problem_type:
+            raise LibraryError(f"{path}: ProblemType differs from the first {path.name}; "
+                               "files with one name must hold one problem type")
+        if base.default_solution != lib.default_solution:
+            raise LibraryError(f"{path}: DefaultSolution differs from the first {path.name}; "
+                               "geko cannot merge those, use TensileMergeLibrary")
+        position = lib.solution_position()
+        next_index = max(base.solution_position(), default=-1) + 1
+        new_index: dict[int, int] = {}
+        for size, (index, gflops) in lib.exact_logic:
+            index = int(index)
+            if index not in new_index:
+                new_index[index] = next_index
+                next_index += 1
+                solution = _clean_appended(copy.deepcopy(lib.solutions[position[index]]))
+                solution["SolutionIndex"] = new_index[index]
+                base.solutions.append(solution)
+            base.exact_logic.append([list(size), [new_index[index], gflops]])
+    out = {}
+    for name, lib in merged.items():
+        trim(lib)
+        if epilogues:
+            add_epilogues(lib)
+            name = epilogue_file_name(name, lib)
+        out[name] = lib
+    return out
+
+
+def write_collection(libs: dict[str, LibraryLogic], out_dir, header: str | None = None) -> list[Path]:
+    return [dump(lib, Path(out_dir) / name, header=header) for name, lib in sorted(libs.items())]
+
+
+# --- MatchTable and extract -------------------------------------------------------------------------
+
+def load_match_table(path) -> dict[int, tuple[Path, int]]:
+    """hipBLASLt's MatchTable.yaml: global solution index -> (logic file, local SolutionIndex).
+    Written as a list indexed by the global index, or as a mapping; relative paths are taken
+    relative to the MatchTable's directory."""
+    path = Path(path)
+    data = load_yaml(path.read_text())
+    items = enumerate(data) if isinstance(data, list) else (data or {}).items()
+    table = {}
+    for key, value in items:
+        if value is None:
+            continue
+        if not (isinstance(value, list) and len(value) == 2):
+            raise LibraryError(f"{path}: entry {key} must be [logic file, solution index]")
+        logic = Path(value[0])
+        table[int(key)] = (logic if logic.is_absolute() else path.parent / logic, int(value[1]))
+    return table
+
+
+def _index_column(frame: pd.DataFrame, side: str = "") -> str:
+    for name in (f"solution_index{side}", f"solutionIdx{side}"):
+        if name in frame:
+            return name
+    raise LibraryError(f"results have no solution_index{side} column")
+
+
+def extract_solutions(winners: pd.DataFrame, match_table) -> dict[str, LibraryLogic]:
+    """Dense-search winners -> one Equality library per source logic file name, holding the
+    winning solutions (copied from the vendor's logic files) and the winners' sizes."""
+    table = match_table if isinstance(match_table, dict) else load_match_table(match_table)
+    column = _index_column(winners)
+    ordered = winners.sort_values(["m", "n", "batch_count", "k"], kind="stable")
+    loaded: dict[Path, LibraryLogic] = {}
+    chosen: dict[str, list] = {}
+    templates: dict[str, LibraryLogic] = {}
+    for row in ordered.to_dict("records"):
+        index = int(row[column])
+        if index not in table:
+            raise LibraryError(f"solution index {index} is not in the MatchTable")
+        logic, local = table[index]
+        if logic not in loaded:
+            loaded[logic] = load(logic)
+        source = loaded[logic]
+        solution = source.solutions[source.solution_position()[local]]
+        templates.setdefault(logic.name, source)
+        problem = GemmProblem(source.gemm_type, row["m"], row["n"], row["batch_count"], row["k"])
+        chosen.setdefault(logic.name, []).append((problem, solution, 0.0))
+    out = {}
+    for name, entries in chosen.items():
+        template = copy.copy(templates[name])
+        template.index_order, template.perf_metric = [2, 3, 0, 1], "DeviceEfficiency"
+        template.library_type = "Equality"
+        out[name] = build(template, entries)
+    return out
+
+
+# --- final_libs and full_libs ------------------------------------------------------------------------
+
+def _size_of(row) -> tuple[int, int, int, int]:
+    return (int(row["m"]), int(row["n"]), int(row["batch_count"]), int(row["k"]))
+
+
+def from_dataframe(frame: pd.DataFrame, lib_dir, type_override: str | None = "Equality"
+                   ) -> dict[str, LibraryLogic]:
+    """Libraries holding exactly the rows of ``frame`` (grouped by its ``lib`` column), each
+    with the solution its library has for that size. Every row must find its size."""
+    out = {}
+    for name, rows in frame.groupby("lib", sort=True):
+        if not (Path(lib_dir) / name).is_file():
+            raise LibraryError(f"results name library {name}, which {lib_dir} does not have")
+        lib = load(Path(lib_dir) / name)
+        by_size = {size: index for size, index, _ in lib.sizes()}
+        positions = lib.solution_position()
+        gflops = {size: g for size, _, g in lib.sizes()}
+        chosen = []
+        for row in rows.to_dict("records"):
+            size = _size_of(row)
+            if size not in by_size:
+                raise LibraryError(f"{name}: has no entry for size {list(size)}")
+            chosen.append((GemmProblem(lib.gemm_type, *size),
+                           lib.solutions[positions[by_size[size]]], gflops[size]))
+        result = build(lib, chosen)
+        if type_override:
+            result.library_type = type_override
+        out[name] = result
+    return out
+
+
+def ship_kept(libs_dir, kept: pd.DataFrame, out_dir, header: str = "") -> list[Path]:
+    """final_libs: the kept rows' GEMMs with their tuned solutions, one file per library;
+    libraries with nothing kept are not written."""
+    return write_collection(from_dataframe(kept, libs_dir), out_dir, header=header or None)
+
+
+def full_libs(frame: pd.DataFrame, lib_dir, reference_solution: Callable[[dict], dict],
+              type_override: str | None = "Equality") -> dict[str, LibraryLogic]:
+    """Every GEMM with its winner: the tuned solution where ``winner == "tuned"``, otherwise
+    the reference solution (``reference_solution(row)`` returns its parameters)."""
+    out = {}
+    for name, rows in frame.groupby("lib", sort=True):
+        lib = load(Path(lib_dir) / name)
+        by_size = {size: index for size, index, _ in lib.sizes()}
+        positions = lib.solution_position()
+        chosen = []
+        for row in rows.to_dict("records"):
+            size = _size_of(row)
+            if row.get("winner") == "tuned":
+                solution = lib.solutions[positions[by_size[size]]]
+                gflops = row.get("gflops_tuned", 0.0)
+            else:
+                solution = copy.deepcopy(reference_solution(row))
+                gflops = row.get("gflops_reference", 0.0)
+            chosen.append((GemmProblem(lib.gemm_type, *size), solution, float(gflops or 0.0)))
+        result = _build_distinct(lib, chosen)  # tuned and reference indices may collide
+        if type_override:
+            result.library_type = type_override
+        out[name] = result
+    return out
+
+
+def _build_distinct(template: LibraryLogic, chosen) -> LibraryLogic:
+    """Like build(), but solutions are told apart by content, not by their source index."""
+    solutions, exact, seen = [], [], {}
+    for problem, solution, gflops in sorted(chosen, key=lambda c: c[0].size):
+        key = repr(sorted((k, repr(v)) for k, v in solution.items() if k != "SolutionIndex"))
+        if key not in seen:
+            seen[key] = len(solutions)
+            entry = copy.deepcopy(solution)
+            entry["SolutionIndex"] = seen[key]
+            solutions.append(entry)
+        exact.append([list(problem.size), [seen[key], round(float(gflops), 3)]])
+    lib = copy.copy(template)
+    lib.solutions = solutions
+    lib.exact_logic = exact
+    return lib
+
+
+def match_table_reference(match_table) -> Callable[[dict], dict]:
+    """A reference-solution lookup through hipBLASLt's MatchTable (rocm)."""
+    table = match_table if isinstance(match_table, dict) else load_match_table(match_table)
+    cache: dict[Path, LibraryLogic] = {}
+
+    def lookup(row: dict) -> dict:
+        logic, local = table[int(row[_index_column(pd.DataFrame([row]), "_reference")])]
+        if logic not in cache:
+            cache[logic] = load(logic)
+        lib = cache[logic]
+        return lib.solutions[lib.solution_position()[local]]
+
+    return lookup
+
+
+def normalize(path, out_path) -> Path:
+    """Rewrite a list-layout library in the dict layout (or a dict-layout one as a list)."""
+    lib = load(path)
+    lib.layout = "dict" if lib.layout == "list" else "list"
+    return files.write_text(out_path, lib.text())
