@@ -114,6 +114,15 @@ def test_search_end_to_end(campaign):
     expected = {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned for r in kept.itertuples()}
     assert shipped == expected
 
+    # full_libs: every GEMM with its winner, the reference kernel where tuning did not win
+    full = {}
+    for path in c.path("full_libs").glob("*.yaml"):
+        lib = library.load(path)
+        names = {s["SolutionIndex"]: s["SolutionNameMin"] for s in lib.solutions}
+        full.update({size: names[index] for size, index, _ in lib.sizes()})
+    assert full == {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned if r.kept else r.kernel_reference
+                    for r in raw.itertuples()}
+
 
 def test_bench_mode_and_nothing_left_to_do(campaign):
     c = campaign(keep_thr=0.0)

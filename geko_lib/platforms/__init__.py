@@ -49,6 +49,14 @@ class Platform(Protocol):
                library: Path) -> pd.DataFrame:
         """Numerical error of the library's solution per problem against a float64 reference."""
 
+    def reference_solution(self, problem: GemmProblem, solution_index: int) -> dict:
+        """Library-logic parameters of one of the platform's own solutions (for full_libs)."""
+
+    def sweep(self, problems: Sequence[GemmProblem], library: Path, out_dir: Path,
+              device: int) -> pd.DataFrame:
+        """Every solution of one library-logic file on every problem (for prune): rows of
+        (m, n, batch_count, k, SolutionIndex, us, gflops)."""
+
     def configure(self, gemm_config, out_dir: Path, arch: str, options: dict) -> list[Path]:
         """Tuning YAMLs for one GEMM type (tune mode)."""
 

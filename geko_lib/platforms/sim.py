@@ -436,6 +436,28 @@ class SimPlatform:
             rows.append({c: row[c] for c in VERIFY_COLUMNS if c in row} | {"error": error})
         return results_frame(rows, VERIFY_COLUMNS)
 
+    def reference_solution(self, problem, solution_index) -> dict:
+        cat = catalogue(problem.type)
+        params = cat.params(cat.position(int(solution_index)))
+        params["SimSolutionIndex"] = params["SolutionIndex"]
+        return params
+
+    def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
+        self._start_job(problems)
+        lib = liblogic.load(library)
+        cat = catalogue(lib.gemm_type)
+        positions = np.array([cat.position(int(lib.solutions[i]["SimSolutionIndex"]))
+                              for i in range(len(lib.solutions))])
+        indices = [lib.solutions.index_of(i) for i in range(len(lib.solutions))]
+        rows = []
+        for problem in problems:
+            times = self._times(problem, cat, positions, device)
+            rows.extend({"m": problem.m, "n": problem.n, "batch_count": problem.batch,
+                         "k": problem.k, "SolutionIndex": index, "us": float(us),
+                         "gflops": problem.flops / us / 1e3}
+                        for index, us in zip(indices, times))
+        return pd.DataFrame(rows)
+
     def configure(self, gemm_config, out_dir, arch, options):
         raise PlatformError("tune mode (configure) is not built yet; use search or bench")
 

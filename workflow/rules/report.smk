@@ -30,3 +30,15 @@ rule ship_final_libs:
         "logs/final_libs.log",
     script:
         "../scripts/final_libs.py"
+
+
+rule ship_full_libs:
+    input:
+        raw="results/raw_results.csv",
+        libs="libs",
+    output:
+        directory("full_libs"),
+    log:
+        "logs/full_libs.log",
+    script:
+        "../scripts/full_libs.py"
