@@ -285,7 +285,8 @@ def _make_solver(name: str, time_limit: float, *, exact_integer: bool):
 
     # the objective of the cover model is integral: a gap < 1 proves optimality; ask for it
     # explicitly (HiGHS' default relative gap 1e-4 would accept 1 too many above 10,000).
-    gaps = {"gapRel": 0.0, "gapAbs": 0.999} if exact_integer else {}
+    # the tie-break objective (total efficiency) is fractional: a tight relative gap instead
+    gaps = {"gapRel": 0.0, "gapAbs": 0.999} if exact_integer else {"gapRel": 1e-9}
     if name == "highs":
         return _highs_class()(msg=False, timeLimit=time_limit, **gaps)  # no warm start: see there
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, warmStart=True, **gaps)
@@ -429,9 +430,10 @@ def ilp_cover(feasible: pd.DataFrame, time_limit: float = 10.0, *,
     """Minimum set cover of the sizes (rows) by solutions (columns) with PuLP.
 
     Model: binary ``x_s`` per solution, ``sum_{s feasible on i} x_s >= 1`` for every size ``i``,
-    minimize ``sum x_s``; warm started with the greedy cover. ``solver``: ``"auto"`` (HiGHS when
+    minimize ``sum x_s``. CBC is warm started with the greedy cover; HiGHS is not (highspy
+    1.16.0 returns wrong "optimal" answers with a MIP start, see ``_highs_class``). ``solver``: ``"auto"`` (HiGHS when
     ``highspy`` is installed, else CBC), ``"highs"`` or ``"cbc"``. ``time_limit`` (seconds) bounds
-    each solve.
+    the whole call (the tie-break solve gets what the first one left).
 
     Only PuLP's ``sol_status`` is trusted: "optimal" only for a proven optimum; a time-out with an
     incumbent no worse than greedy gives "feasible"; no solver, no incumbent, an invalid one or

@@ -160,6 +160,35 @@ def catalogue(gemm_type: GemmType) -> Catalogue:
                      quality, seeds)
 
 
+SOLUTION_KEYS = ("MacroTile0", "MacroTile1", "DepthU", "SolutionNameMin")
+
+
+def solution_index(solution: dict) -> int:
+    """A catalogue solution keeps its catalogue index; a tuned one gets a stable index from its
+    name (outside every catalogue block)."""
+    if "SimSolutionIndex" in solution:
+        return int(solution["SimSolutionIndex"])
+    return 10_000_000 + zlib.crc32(str(solution["SolutionNameMin"]).encode()) % 90_000_000
+
+
+def solutions_catalogue(gemm_type: GemmType, solutions: Sequence[dict]) -> Catalogue:
+    """A catalogue of arbitrary solutions (library-logic parameter dicts): what the model needs
+    is the macro tile, DepthU, split-K, workgroup mapping and the name (its quality factor)."""
+    for solution in solutions:
+        missing = [k for k in SOLUTION_KEYS if k not in solution]
+        if missing:
+            raise PlatformError(f"sim cannot time solution {solution.get('SolutionIndex')}: "
+                                f"it lacks {', '.join(missing)}")
+    names = tuple(str(s["SolutionNameMin"]) for s in solutions)
+    seeds = np.array([zlib.crc32(n.encode()) for n in names], dtype=np.uint64)
+    column = lambda key, default: np.array([int(s.get(key, default)) for s in solutions],  # noqa: E731
+                                           dtype=np.int64)
+    return Catalogue(gemm_type, np.array([solution_index(s) for s in solutions], dtype=np.int64),
+                     column("MacroTile0", 0), column("MacroTile1", 0), column("DepthU", 0),
+                     np.maximum(column("GlobalSplitU", 1), 1), column("WorkGroupMapping", 8),
+                     names, 0.93 + 0.14 * _unit(seeds), seeds)
+
+
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64 finalizer: decorrelates integer seeds."""
     x = (x + np.uint64(0x9E3779B97F4A7C15)).astype(np.uint64)
@@ -347,29 +376,31 @@ class SimPlatform:
                 "kernel": cat.names[pos], "platform": self.name, "measured": False,
                 "device": int(device)}
 
-    def _library_positions(self, library: Path | None) -> dict:
+    def _library_choice(self, library: Path | None) -> dict:
+        """(GEMM type, size) -> (catalogue of the library's solutions, position)."""
         if library is None:
             return {}
         chosen = {}
         for lib in liblogic.load_dir(Path(library) / "library").values():
-            gemm_type = lib.gemm_type
-            cat = catalogue(gemm_type)
-            by_index = {int(s["SolutionIndex"]): s for s in lib.solutions}
+            cat = solutions_catalogue(lib.gemm_type, list(lib.solutions))
+            positions = lib.solution_position()
             for size, index, _ in lib.sizes():
-                solution = by_index[index]
-                chosen[(gemm_type, size)] = cat.position(int(solution["SimSolutionIndex"]))
+                chosen[(lib.gemm_type, size)] = (cat, positions[index])
         return chosen
+
+    def _choice(self, chosen: dict, problem: GemmProblem) -> tuple[Catalogue, int]:
+        found = chosen.get((problem.type, problem.size))
+        if found is None:
+            return catalogue(problem.type), self.default_position(problem)
+        return found
 
     # --- protocol ----------------------------------------------------------------------------
     def bench(self, problems, out_dir, device, library=None, duration=None) -> pd.DataFrame:
         self._start_job(problems)
-        chosen = self._library_positions(library)
+        chosen = self._library_choice(library)
         rows = []
         for problem in problems:
-            cat = catalogue(problem.type)
-            pos = chosen.get((problem.type, problem.size))
-            if pos is None:
-                pos = self.default_position(problem)
+            cat, pos = self._choice(chosen, problem)
             us = self._times(problem, cat, np.array([pos]), device)[0]
             rows.append(self._row(problem, cat, pos, us, device))
         return results_frame(rows, RESULT_COLUMNS)
@@ -415,21 +446,20 @@ class SimPlatform:
         out = Path(out_dir) / "library"
         out.mkdir(parents=True, exist_ok=True)
         for name, lib in liblogic.load_dir(libs_dir).items():
-            catalogue_check = catalogue(lib.gemm_type)
+            known = catalogue(lib.gemm_type)
             for solution in lib.solutions:
-                catalogue_check.position(int(solution.get("SimSolutionIndex", -1)))
+                if "SimSolutionIndex" in solution:
+                    known.position(int(solution["SimSolutionIndex"]))
+            solutions_catalogue(lib.gemm_type, list(lib.solutions))  # every solution timeable
             liblogic.dump(lib, out / name, header=MODEL_NOTE)
         return out
 
     def verify(self, problems, out_dir, device, library) -> pd.DataFrame:
         self._start_job(problems)
-        chosen = self._library_positions(library)
+        chosen = self._library_choice(library)
         rows = []
         for problem in problems:
-            cat = catalogue(problem.type)
-            pos = chosen.get((problem.type, problem.size))
-            if pos is None:
-                pos = self.default_position(problem)
+            cat, pos = self._choice(chosen, problem)
             faulty = bool(self._faulty_mask(cat, np.array([pos]))[0])
             error = emulated_error(problem, int(cat.du[pos]), int(cat.gsu[pos]), faulty, self.seed)
             row = self._row(problem, cat, pos, 1.0, device)
@@ -445,9 +475,8 @@ class SimPlatform:
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
         self._start_job(problems)
         lib = liblogic.load(library)
-        cat = catalogue(lib.gemm_type)
-        positions = np.array([cat.position(int(lib.solutions[i]["SimSolutionIndex"]))
-                              for i in range(len(lib.solutions))])
+        cat = solutions_catalogue(lib.gemm_type, list(lib.solutions))
+        positions = np.arange(len(cat))
         indices = [lib.solutions.index_of(i) for i in range(len(lib.solutions))]
         rows = []
         for problem in problems:

@@ -1,0 +1,1 @@
+"""Tune mode: parameter spaces, tuning-config generation and the genetic-algorithm tuner."""
