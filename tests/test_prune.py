@@ -260,11 +260,12 @@ def test_without_tiebreak_still_minimum():
 
 
 def test_tiebreak_prefers_the_more_efficient_minimum_cover():
-    # sizes 0,1: both solutions a and b are within tolerance, b is the best on both
+    # both a and b cover both sizes, b is the best on both: greedy takes a (tie, lowest
+    # column), the ILP's tie-break takes b
     g = matrix([[99.0, 100.0], [99.5, 100.0]], index=["x", "y"], columns=["a", "b"])
-    assert prune.select(g, scale_tol=False, method="greedy").chosen == ["b"]
-    if SOLVERS:
-        assert prune.select(g, scale_tol=False).chosen == ["b"]
+    assert prune.select(g, scale_tol=False, method="greedy").chosen == ["a"]
+    assert prune.select(g, scale_tol=False).chosen == ["b"]  # k = 1: no solver needed
+    assert prune.select(g, scale_tol=False, tiebreak=False).chosen == ["a"]
     # three sizes, two minimum covers {a, c} and {b, c}: b is better on size 1
     g = matrix([[100, 99.0, None], [99.0, 100, 100], [None, None, 100]],
                index=["0", "1", "2"], columns=["a", "b", "c"])

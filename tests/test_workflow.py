@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from geko_lib import library
+from geko_lib.library import exports
 from geko_lib.gemm import GEMM_FIELDS
 
 from .conftest import SNAKEFILE, WORKLOADS
@@ -122,6 +123,14 @@ def test_search_end_to_end(campaign):
         full.update({size: names[index] for size, index, _ in lib.sizes()})
     assert full == {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned if r.kept else r.kernel_reference
                     for r in raw.itertuples()}
+
+    # exports: the kept GEMMs with their tuned solution, readable back
+    override = exports.read_tuning_override(c.path("exports", "hipblaslt_tuning_override.txt"))
+    tunable = exports.read_tunableop(c.path("exports", "tunableop_results.csv"))
+    for table in (override, tunable):
+        got = {(r.m, r.n, r.batch_count, r.k): r.solution_index for r in table.itertuples()}
+        assert got == {(r.m, r.n, r.batch_count, r.k): r.solution_index_tuned
+                       for r in kept.itertuples()}
 
 
 def test_bench_mode_and_nothing_left_to_do(campaign):

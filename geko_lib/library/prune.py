@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
@@ -244,8 +245,15 @@ def available_solvers() -> tuple[str, ...]:
         import pulp
     except ImportError:  # pragma: no cover - pulp is a dependency
         return ()
-    names = set(pulp.listSolvers(onlyAvailable=True))
-    return tuple(n for n, p in (("highs", "HiGHS"), ("cbc", "PULP_CBC_CMD")) if p in names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        names = set(pulp.listSolvers(onlyAvailable=True))
+    out = []
+    if "HiGHS" in names:
+        out.append("highs")
+    if names & {"PULP_CBC_CMD", "COIN_CMD"}:
+        out.append("cbc")
+    return tuple(out)
 
 
 def _pick_solver(solver: str) -> str | None:
@@ -289,7 +297,22 @@ def _make_solver(name: str, time_limit: float, *, exact_integer: bool):
     gaps = {"gapRel": 0.0, "gapAbs": 0.999} if exact_integer else {"gapRel": 1e-9}
     if name == "highs":
         return _highs_class()(msg=False, timeLimit=time_limit, **gaps)  # no warm start: see there
-    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, warmStart=True, **gaps)
+    with warnings.catch_warnings():
+        # PuLP 3.x deprecates its bundled CBC in favour of COIN_CMD + a separately installed CBC
+        warnings.simplefilter("ignore", DeprecationWarning)
+        bundled = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, warmStart=True, **gaps)
+        if bundled.available():
+            return bundled
+        return pulp.COIN_CMD(msg=False, timeLimit=time_limit, warmStart=True, **gaps)
+
+
+def _var(problem, name: str, **kw):
+    """A new variable of ``problem`` (PuLP >= 3.3: ``add_variable``; older: ``LpVariable``)."""
+    import pulp
+
+    if hasattr(problem, "add_variable"):
+        return problem.add_variable(name, **kw)
+    return pulp.LpVariable(name, **kw)
 
 
 def _run_solver(problem, solver) -> None:
@@ -332,7 +355,7 @@ def _ilp_positions(mat: np.ndarray, greedy: list[int], time_limit: float, solver
     t0 = time.perf_counter()
     cols = [j for j in range(mat.shape[1]) if mat[:, j].any()]
     prob = pulp.LpProblem("set_cover", pulp.LpMinimize)
-    x = {j: pulp.LpVariable(f"x{j}", cat=pulp.LpBinary) for j in cols}
+    x = {j: _var(prob, f"x{j}", cat=pulp.LpBinary) for j in cols}
     prob += pulp.lpSum(x.values())
     rows = [np.flatnonzero(mat[i]) for i in range(mat.shape[0])]
     for i, js in enumerate(rows):
@@ -365,8 +388,14 @@ def _ilp_positions(mat: np.ndarray, greedy: list[int], time_limit: float, solver
 def _consistent(problem, value: float) -> bool:
     """False when the solver reported an objective that the returned solution does not have
     (then neither the solution nor an optimality claim can be trusted)."""
+    import pulp
+
     obj = getattr(problem, "_geko_objective", None)
-    return obj is None or not math.isfinite(obj) or abs(obj - value) <= 1e-6 * max(1, abs(value))
+    if obj is None or not math.isfinite(obj):
+        return True
+    if problem.sense == pulp.LpMaximize:  # PuLP hands HiGHS the negated objective
+        obj = -obj
+    return abs(obj - value) <= 1e-6 * max(1, abs(value))
 
 
 def _assign_positions(mat: np.ndarray, eff: np.ndarray, chosen: list[int]) -> np.ndarray:
@@ -392,10 +421,10 @@ def _tiebreak(mat, eff, rows, chosen, time_limit, solver_name) -> list[int] | No
     k = len(chosen)
     cols = sorted({int(j) for js in rows for j in js})
     prob = pulp.LpProblem("set_cover_efficiency", pulp.LpMaximize)
-    x = {j: pulp.LpVariable(f"x{j}", cat=pulp.LpBinary) for j in cols}
+    x = {j: _var(prob, f"x{j}", cat=pulp.LpBinary) for j in cols}
     # y: assignment of a size to a solution; continuous is enough (for fixed x the best
     # assignment is integral)
-    y = {(i, j): pulp.LpVariable(f"y{i}_{j}", lowBound=0, upBound=1)
+    y = {(i, j): _var(prob, f"y{i}_{j}", lowBound=0, upBound=1)
          for i, js in enumerate(rows) for j in js}
     prob += pulp.lpSum(float(eff[i, j]) * v for (i, j), v in y.items())
     prob += pulp.lpSum(x.values()) <= k, "count"
@@ -462,7 +491,12 @@ def ilp_cover(feasible: pd.DataFrame, time_limit: float = 10.0, *,
                      time.perf_counter() - t0, None, bound)
 
     if len(greedy) <= 1:  # one solution is the least any non-empty cover needs
-        return Cover([labels[j] for j in greedy], "ilp", "optimal", len(greedy), 0.0, None,
+        best = greedy
+        if eff is not None and greedy:  # the most efficient of the solutions covering all
+            full = np.flatnonzero(mat.all(axis=0))
+            totals = np.where(mat[:, full], eff[:, full], 0.0).sum(axis=0)
+            best = [int(full[np.argmax(totals)])]
+        return Cover([labels[j] for j in best], "ilp", "optimal", len(greedy), 0.0, None,
                      float(len(greedy)))
     name = _pick_solver(solver)
     if name is None:

@@ -42,3 +42,17 @@ rule ship_full_libs:
         "logs/full_libs.log",
     script:
         "../scripts/full_libs.py"
+
+
+rule exports:
+    """What applications load without rebuilding a library: a hipBLASLt tuning override file and
+    a PyTorch TunableOp results file for the kept GEMMs."""
+    input:
+        "results/final_results.csv",
+    output:
+        override="exports/hipblaslt_tuning_override.txt",
+        tunableop="exports/tunableop_results.csv",
+    log:
+        "logs/exports.log",
+    script:
+        "../scripts/exports.py"
