@@ -221,7 +221,8 @@ def main(argv=None) -> int:
           "proven optimal | fallbacks | mean loss % |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| greedy (original) | {df.greedy.mean():.1f} | {df.greedy.median():g} | "
-          f"{df.greedy.max()} | – | {df.greedy_s.sum():.2f} | {df.greedy_s.max():.3f} | – | – | "
+          f"{df.greedy.max()} | – | {df.greedy_s.sum():.2f} | {df.greedy_s.max():.3f} | – | – "
+          f"| "
           f"{df.greedy_loss.mean():.3f} |")
     for s, tb in variants:
         k = f"{s}{'' if tb else '-notb'}"

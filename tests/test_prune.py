@@ -380,6 +380,32 @@ def test_tiebreak_timeout_keeps_first_answer(monkeypatch, some_solver):
     assert (sel.chosen, sel.status) == (["R1", "R2"], "optimal")
 
 
+def test_solver_crash_falls_back_to_greedy(monkeypatch, classic_feasible, some_solver):
+    # the CBC binary sometimes segfaults under a tiny time limit; PuLP raises PulpSolverError
+    def crash(problem, solver):
+        raise pulp.PulpSolverError("Pulp: Error while trying to execute")
+
+    monkeypatch.setattr(prune, "_run_solver", crash)
+    cover = prune.ilp_cover(classic_feasible, 0.01)
+    assert (cover.chosen, cover.method, cover.status) == (["C1", "C2", "C3"],
+                                                          "greedy-fallback", "greedy")
+
+
+def test_tiebreak_crash_keeps_first_answer(monkeypatch, some_solver):
+    g = from_sets(14, CLASSIC)
+    best = {CLASSIC_POS["R1"]: 1, CLASSIC_POS["R2"]: 1}
+    first = fake_solver(best, pulp.LpSolutionOptimal, pulp.LpStatusOptimal)
+
+    def run(problem, solver):
+        if problem.name != "set_cover":
+            raise pulp.PulpSolverError("crash")
+        first(problem, solver)
+
+    monkeypatch.setattr(prune, "_run_solver", run)
+    sel = prune.select(g, scale_tol=False, time_limit=5)
+    assert (sel.chosen, sel.method, sel.status) == (["R1", "R2"], "ilp", "optimal")
+
+
 def test_no_solver_falls_back_to_greedy(monkeypatch, classic_feasible):
     monkeypatch.setattr(prune, "available_solvers", lambda: ())
     cover = prune.ilp_cover(classic_feasible, 1.0)

@@ -90,7 +90,8 @@ class Selection:
 # --------------------------------------------------------------------------------------------
 # clustering
 # --------------------------------------------------------------------------------------------
-def clusters(solutions: Sequence[dict], keys: Iterable[str] = CLUSTER_KEYS) -> dict[tuple, list[int]]:
+def clusters(solutions: Sequence[dict],
+             keys: Iterable[str] = CLUSTER_KEYS) -> dict[tuple, list[int]]:
     """Group solutions (Tensile solution parameter dicts) by the values of ``keys``.
 
     Returns ``{key tuple: [positions in solutions]}``; clusters are ordered by the first solution
@@ -320,6 +321,18 @@ def _run_solver(problem, solver) -> None:
     problem.solve(solver)
 
 
+def _solve(problem, solver) -> bool:
+    """Run one solve; False when the solver itself failed (e.g. the CBC binary crashing: it
+    segfaults in about 4 % of runs with a 0.01 s time limit), which then counts as "no answer"."""
+    import pulp
+
+    try:
+        _run_solver(problem, solver)
+    except (pulp.PulpSolverError, OSError):
+        return False
+    return True
+
+
 def _solution_kind(problem) -> str | None:
     """'optimal' | 'feasible' | None, from PuLP's ``sol_status`` (not ``status``: after a
     time-out with an incumbent PuLP's HiGHS API reports status 'Optimal')."""
@@ -364,8 +377,8 @@ def _ilp_positions(mat: np.ndarray, greedy: list[int], time_limit: float, solver
     for j, var in x.items():
         var.setInitialValue(1 if j in start else 0)
 
-    _run_solver(prob, _make_solver(solver_name, time_limit, exact_integer=True))
-    kind = _solution_kind(prob)
+    solved = _solve(prob, _make_solver(solver_name, time_limit, exact_integer=True))
+    kind = _solution_kind(prob) if solved else None
     bound = getattr(prob, "_geko_bound", None)
     bound = bound if bound is not None and math.isfinite(bound) else None
     chosen = _read_chosen(x, mat) if kind else None
@@ -412,8 +425,9 @@ def _total_eff(mat, eff, chosen) -> float:
 
 def _tiebreak(mat, eff, rows, chosen, time_limit, solver_name) -> list[int] | None:
     """Among covers with at most len(chosen) solutions, the one with the largest total efficiency
-    of the final assignment (second solve, warm started with ``chosen``). None if it found
-    nothing better in the time left."""
+    of the final assignment: a second solve (CBC warm started with ``chosen``), with binary
+    ``x_s``, assignment variables ``0 <= y_is <= x_s``, ``sum_s y_is = 1``, ``sum x_s <= k``,
+    maximizing ``sum EFF_is * y_is``. None if it found nothing better in the time left."""
     import pulp
 
     if time_limit <= 0.05:
@@ -439,7 +453,8 @@ def _tiebreak(mat, eff, rows, chosen, time_limit, solver_name) -> list[int] | No
     for (i, j), var in y.items():
         var.setInitialValue(1 if pick[i] == j else 0)
 
-    _run_solver(prob, _make_solver(solver_name, time_limit, exact_integer=False))
+    if not _solve(prob, _make_solver(solver_name, time_limit, exact_integer=False)):
+        return None
     if _solution_kind(prob) is None:
         return None
     if any(v.varValue is None for v in y.values()):
@@ -459,10 +474,11 @@ def ilp_cover(feasible: pd.DataFrame, time_limit: float = 10.0, *,
     """Minimum set cover of the sizes (rows) by solutions (columns) with PuLP.
 
     Model: binary ``x_s`` per solution, ``sum_{s feasible on i} x_s >= 1`` for every size ``i``,
-    minimize ``sum x_s``. CBC is warm started with the greedy cover; HiGHS is not (highspy
-    1.16.0 returns wrong "optimal" answers with a MIP start, see ``_highs_class``). ``solver``: ``"auto"`` (HiGHS when
-    ``highspy`` is installed, else CBC), ``"highs"`` or ``"cbc"``. ``time_limit`` (seconds) bounds
-    the whole call (the tie-break solve gets what the first one left).
+    minimize ``sum x_s``. ``solver``: ``"auto"`` (HiGHS when ``highspy`` is installed, else CBC),
+    ``"highs"`` or ``"cbc"``. CBC is warm started with the greedy cover; HiGHS is not (highspy
+    1.16.0 returns wrong "optimal" answers after a MIP start, see ``_highs_class``).
+    ``time_limit`` (seconds) bounds the solving of the whole call (the tie-break solve gets what
+    the first one left); building the model comes on top.
 
     Only PuLP's ``sol_status`` is trusted: "optimal" only for a proven optimum; a time-out with an
     incumbent no worse than greedy gives "feasible"; no solver, no incumbent, an invalid one or

@@ -19,12 +19,16 @@ YAML. This module keeps its observable behaviour and drops its pitfalls:
   recomputed for the whole retained population every generation.
 * **Early stop** when the population's mean and max fitness did not rise by more than ``tol`` over
   the last ``period`` generations. With the ``max`` reduction the max fitness is always 1 (the
-  best kernel of some size is always kept), so in practice the mean decides.
+  best kernel of some size is always kept), so in practice the mean decides. The fitness being
+  relative, a new best on a size lowers everyone else's fitness on it: the mean can fall while
+  the search improves, which counts as no improvement (as in Ductile).
 * **Not copied:** Ductile halves the population when the largest variable cardinality is below
   pop/5 (``auto_pop_size``), and shrinks it on low diversity. GEKO measured the first silently
   turning a 512 population into 127 evaluations per generation, so the population here is fixed
   (capped only at the size of the space); low diversity is answered by the duplicate repair
-  (forced mutations), not by evaluating less.
+  (forced mutations), not by evaluating less. A space with fewer valid combinations than the
+  population is an error (use :func:`exhaustive`); it is detected exactly for spaces of up to
+  ``ENUMERATE_LIMIT`` combinations, larger ones run with the individuals sampling could find.
 * **Checkpoint.** After every generation a JSON file (atomic write) holds the archive of every
   evaluated individual and its scores, the population, the best score per size, the history and
   the RNG state, so a resumed run continues exactly where an uninterrupted one would be: same
@@ -462,7 +466,7 @@ class _GA:
                 "pop_size": self.pop_size, "dropped": self.dropped,
                 "population": self.pop.tolist(), "best": self.best.tolist(),
                 "individuals": self.archive.x.tolist(),
-                "scores": [[None if np.isnan(v) else float(v) for v in col] for col in s.T.tolist()],
+                "scores": [[None if math.isnan(v) else v for v in col] for col in s.T.tolist()],
                 "rng": self.rng.bit_generator.state, "history": self.history}
 
     def restore(self, data: dict):
@@ -499,6 +503,8 @@ class _GA:
                 reason = "max_evals"
             elif self.converged():
                 reason = "converged"
+            elif len(self.archive) >= self.space.size:
+                reason = "exhausted"
             if reason:
                 break
             dropped_before = self.dropped
