@@ -243,3 +243,29 @@ def test_create_bench_input_method(tmp_path):
     row = yaml.safe_load(bench.read_text())[0]
     assert row["iters"] == row["cold_iters"] == 500  # 2*1024^3 flop / 2147.48 gflops = 1000 us
     assert yaml.safe_load(verify.read_text())[0]["allclose_check"] == 1
+
+
+# --- prune_library ---------------------------------------------------------------------------------
+
+def test_prune_library_keeps_every_size_within_tolerance():
+    # three 64x64x64 solutions (one cluster) serving four sizes, one 128x128x64 alone
+    solutions = [dict(sol(i, "64x64"), MacroTile1=64, DepthU=64) for i in range(3)]
+    solutions.append(dict(sol(3, "128x128"), MacroTile1=128, DepthU=64))
+    sizes = [[[64 * (i + 1), 64, 1, 4096], [i % 3, 0.0]] for i in range(4)]
+    sizes.append([[4096, 4096, 1, 4096], [3, 0.0]])
+    lib = library.LibraryLogic.from_text(lib_text(solutions, sizes))
+    # measured gflops: solution 0 is within 2 % of the best on every size, 1 and 2 win by 1 %
+    gflops = {0: [100, 100, 100, 100], 1: [101, 90, 80, 70], 2: [60, 101, 90, 80]}
+
+    def sweep(cluster):
+        indices = [s["SolutionIndex"] for s in cluster.solutions]
+        assert sorted(indices) == [0, 1, 2]
+        return pd.DataFrame([{"m": size[0], "n": size[1], "batch_count": size[2], "k": size[3],
+                              "SolutionIndex": i, "gflops": gflops[i][n]}
+                             for n, (size, _) in enumerate(cluster.exact_logic) for i in indices])
+
+    pruned, report = library.prune_library(lib, sweep, tol=0.02, scale_tol=False)
+    assert [s["MacroTile0"] for s in pruned.solutions] == [64, 128]
+    assert [entry for _, entry in pruned.exact_logic] == [[0, 100.0]] * 4 + [[1, 0.0]]
+    assert report[0]["solutions_before"] == 3 and report[0]["solutions_after"] == 1
+    assert report[1]["method"] == "single"

@@ -124,6 +124,15 @@ def test_search_end_to_end(campaign):
     assert full == {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned if r.kept else r.kernel_reference
                     for r in raw.itertuples()}
 
+    # prune (optional target): same sizes, no more solutions than final_libs
+    c.snakemake("prune")
+    report = read(c.path("results", "prune_report.csv"))
+    assert set(report["status"]) <= {"trivial", "optimal", "feasible", "greedy"}
+    for path in c.path("final_libs").glob("*.yaml"):
+        final, pruned = library.load(path), library.load(c.path("pruned_libs", path.name))
+        assert [s for s, _, _ in pruned.sizes()] == [s for s, _, _ in final.sizes()]
+        assert len(pruned.solutions) <= len(final.solutions)
+
     # exports: the kept GEMMs with their tuned solution, readable back
     override = exports.read_tuning_override(c.path("exports", "hipblaslt_tuning_override.txt"))
     tunable = exports.read_tunableop(c.path("exports", "tunableop_results.csv"))

@@ -11,7 +11,7 @@ from .logic import *  # noqa: F401,F403
 from .logic import LibraryError, LibraryLogic, load, load_dir
 from .operations import (add_epilogues, extract_solutions, from_dataframe, full_libs,  # noqa: F401
                          load_match_table, match_table_reference, merge_solutions, normalize,
-                         ship_kept, trim, write_collection)
+                         prune_library, ship_kept, trim, write_collection)
 
 Library = LibraryLogic
 load_library = load

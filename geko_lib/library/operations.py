@@ -301,3 +301,58 @@ def normalize(path, out_path) -> Path:
     lib = load(path)
     lib.layout = "dict" if lib.layout == "list" else "list"
     return files.write_text(out_path, lib.text())
+
+
+# --- prune -------------------------------------------------------------------------------------------
+
+def prune_library(lib: LibraryLogic, sweep: Callable[[LibraryLogic], pd.DataFrame],
+                  tol: float = 0.02, scale_tol: bool = True, method: str = "ilp",
+                  time_limit: float = 10.0) -> tuple[LibraryLogic, list[dict]]:
+    """Fewer solutions, every size within ``tol`` of its best: solutions are clustered by
+    (MacroTile0, MacroTile1, DepthU); every solution of a cluster is measured on every size the
+    cluster serves (``sweep(cluster_library)`` -> rows m, n, batch_count, k, SolutionIndex,
+    gflops) and a minimum set of solutions covering all sizes is chosen (an exact ILP; the
+    original's greedy cover where the ILP cannot prove better). Returns the pruned library and
+    one report row per cluster."""
+    from . import prune
+
+    positions = lib.solution_position()
+    serving: dict[int, list] = {}
+    for size, index, gflops in lib.sizes():
+        serving.setdefault(positions[index], []).append(size)
+    chosen, report = [], []
+    for key, members in prune.clusters(list(lib.solutions)).items():
+        sizes = [size for p in members for size in serving.get(p, [])]
+        if not sizes:
+            continue
+        solutions = {lib.solutions.index_of(p): lib.solutions[p] for p in members}
+        row = {"cluster": "x".join(map(str, key)), "sizes": len(sizes),
+               "solutions_before": len(members)}
+        if len(members) < 2:
+            index = next(iter(solutions))
+            chosen.extend((GemmProblem(lib.gemm_type, *s), solutions[index], 0.0) for s in sizes)
+            report.append(row | {"solutions_after": 1, "method": "single", "status": "trivial"})
+            continue
+        cluster = copy.copy(lib)
+        cluster.solutions = [solutions[i] for i in sorted(solutions)]
+        cluster.exact_logic = [[list(s), [sorted(solutions)[0], 0.0]] for s in sizes]
+        table = sweep(cluster)
+        size_id = {size: n for n, size in enumerate(sizes)}  # plain ids: tuples make MultiIndexes
+        table["size"] = [size_id.get(s) for s in zip(table["m"], table["n"],
+                                                      table["batch_count"], table["k"])]
+        gflops = table.dropna(subset=["size"]).pivot_table(
+            index="size", columns="SolutionIndex", values="gflops", aggfunc="max"
+        ).reindex(index=range(len(sizes)))
+        flops = [2.0 * m * n * b * k for m, n, b, k in sizes]
+        selection = prune.select(gflops, flops, tol=tol, scale_tol=scale_tol, method=method,
+                                 time_limit=time_limit)
+        for n, size in enumerate(sizes):
+            best = selection.assignment[n]
+            chosen.append((GemmProblem(lib.gemm_type, *size), solutions[best],
+                           float(gflops.at[n, best])))
+        report.append(row | {"solutions_after": len(selection.chosen),
+                             "greedy_would_keep": selection.n_greedy,
+                             "method": selection.method, "status": selection.status,
+                             "tolerance": selection.tolerance,
+                             "solve_seconds": selection.solve_seconds})
+    return build(lib, chosen), report

@@ -66,3 +66,23 @@ rule verify_tuned:
         "logs/verify_tuned/{lib}.log",
     script:
         "../scripts/verify_library.py"
+
+
+rule prune_libs:
+    """Optional (target `prune`): fewer solutions in final_libs, each size within prune_tol of
+    its best among the solutions of its tile cluster, every candidate measured on every size."""
+    input:
+        "final_libs",
+    output:
+        libs=directory("pruned_libs"),
+        report="results/prune_report.csv",
+    params:
+        tol=config["prune_tol"],
+        scale_tol=config["prune_scale_tol"],
+        time_limit=config["prune_time_limit"],
+    resources:
+        gpu=1,
+    log:
+        "logs/prune.log",
+    script:
+        "../scripts/prune.py"
