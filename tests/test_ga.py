@@ -56,6 +56,11 @@ def test_decode_groups_and_size():
     with pytest.raises(ga.GAError, match="no values"):
         ga.Space({"a": []})
     assert len(space.enumerate()) == 12
+    # the GA hands evaluate the merged dicts
+    res = ga.run(space, Recorder(lambda p: p["DepthU"] * p["MIWaveTile"][0] / p["GSU"]),
+                 pop_size=6, n_gen=3)
+    assert res.best_params == [{"DepthU": 64, "MatrixInstruction": [16, 16, 16, 1],
+                                "MIWaveTile": [2, 2], "GSU": 1}]
     assert {tuple(r) for r in space.enumerate().tolist()} == {
         (i, j, k) for i in range(2) for j in range(2) for k in range(3)}
 
