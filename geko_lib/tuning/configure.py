@@ -264,8 +264,8 @@ def timing(sizes, backend: str, in_bytes: float, mt_max: int, cus: int) -> tuple
 
 
 def mi_costs(meta: list[md.MIEntry], size, cus: int) -> list[float]:
-    """Cost of every MI entry at one size:
-    ceil(TPC) + (ceil(TPC) - TPC) + 1e-3 (1 - totalGranularity) + 1e-11 (1 - (GSU - GSUmin) / span)."""
+    """Cost of every MI entry at one size: ceil(TPC) + (ceil(TPC) - TPC)
+    + 1e-3 (1 - totalGranularity) + 1e-11 (1 - (GSU - GSUmin) / span), TPC = TilesPerCU."""
     gsus = [e.gsu for e in meta]
     gmin = min(gsus)
     span = (max(gsus) - gmin) or 1
@@ -399,9 +399,9 @@ def merge(cluster_plans: list[SizePlan], cap: int) -> list[tuple[list, pm.ParamS
 def _sizes(gemm_type: GemmType, sizes) -> list[tuple[int, int, int, int]]:
     out: list[tuple[int, int, int, int]] = []
     for s in sizes:
-        if not isinstance(s, (list, tuple)) or len(s) != 4:
+        if isinstance(s, (str, bytes)) or not hasattr(s, "__len__") or len(s) != 4:
             raise ValueError(f"a size must be [M, N, B, K], got {s!r}")
-        m, n, b, k = s
+        m, n, b, k = (x.item() if hasattr(x, "item") else x for x in s)
         size = GemmProblem(gemm_type, m, n, b, k).size  # validates positive integers
         if size not in out:
             out.append(size)

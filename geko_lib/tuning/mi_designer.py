@@ -3,13 +3,14 @@
 An MI encoding has nine integers ``[MI_M, MI_N, MI_K, MI_B, MIBlockM, waveTileM, waveTileN,
 waveM, waveN]``; from it follow the macro tile ``MT0 x MT1``, the thread tile and the work group:
 
-    MT0 = MI_M * MIBlockM * waveTileM * waveM        MT1 = (MI_N / MIBlockM * MI_B) * waveTileN * waveN
-    TT0 = waveTileM                                  TT1 = waveTileN * MI_N
-    WG0 = MI_M * MIBlockM * waveM                    WG1 = waveM * waveN * 64 / WG0
+    MT0 = MI_M * MIBlockM * waveTileM * waveM    MT1 = (MI_N / MIBlockM * MI_B) * waveTileN * waveN
+    TT0 = waveTileM                              TT1 = waveTileN * MI_N
+    WG0 = MI_M * MIBlockM * waveM                WG1 = waveM * waveN * 64 / WG0
 
-The candidate MIs of a GEMM type (``enumerate_mis``) are every MFMA of the arch allow-list (or an
-``MFMA`` override) with MIBlockM 1, the wave shapes ``[4,1] [2,2] [1,4] [1,2] [2,1] [1,1]`` and every
-wave tile giving ``4 <= MT <= 512`` within ``MT_MAX`` and the LDS bound of local-split-U.
+The candidate MIs of a GEMM type (``enumerate_mis``) are every MFMA of the arch allow-list (or
+an ``MFMA`` override) with MIBlockM 1, the wave shapes ``[4,1] [2,2] [1,4] [1,2] [2,1] [1,1]``
+and every wave tile giving ``4 <= MT <= 512`` within ``MT_MAX`` and the LDS bound of
+local-split-U.
 
 For one size ``(M, N, B, K)`` (``design``) each MI is combined with LSU in 1, 2, 4 (at most
 4 / waves) and GSU in 1 .. max(K // 256, 1) and scored by the granularity model (``granularity``):
@@ -43,6 +44,7 @@ WAVE_SHAPES = ((4, 1), (2, 2), (1, 4), (1, 2), (2, 1), (1, 1))
 LSU_LDS_BYTES = 65536  # MT0 * MT1 * computeBytes * LSU must fit the LDS when LSU > 1
 GSU_WORKSPACE_BYTES = 128 * 2**20  # data-parallel GSU workspace bound
 GSU_K_STEP = 256  # GSU up to max(K // 256, 1)
+GSU_BLOCK = 128  # GSU values evaluated at once
 BIG_TILE = 256 * 256  # "large MT" threshold of the level-2 round buckets
 COMPUTE_BOUND_DIM = 256  # 1 / (1/M + 1/N + 1/K) at or above: compute bound (level-2 buckets)
 TINY_DIM = 32  # min(M, N) at or below: "tiny" (exempt from the TilesPerCU >= 2 wave filter)
@@ -350,14 +352,20 @@ def mi_log_name(gemm_name: str, size) -> str:
 
 def design(mis: list[MI], size: tuple[int, int, int, int], *, family: str, cus: int,
            stream_k: bool, mi_filter: int = 2, cbytes: int = 4) -> MIDesign:
-    """Select and rank the MI candidates of one size (module docstring)."""
+    """Select and rank the MI candidates of one size (module docstring).
+
+    Candidates are evaluated in blocks of GSU values. With ``MI_FILTER`` 2 there are two passes:
+    the first finds the best granularity (the level-2 thresholds need it), the second keeps only
+    candidates that can survive the CU-round buckets: the minimum round count only falls as more
+    candidates are seen, so ``rounds > running minimum + 5`` is dropped for sure, and an
+    (MI, LSU) row whose rounds (growing with GSU) pass that bound is closed."""
     m, n, b, k = (int(x) for x in size)
     size = (m, n, b, k)
     out = MIDesign(size, family, cus, stream_k, mi_filter, len(mis), [])
     if not mis:
         return out
     f = _arrays(mis)
-    # rows: (MI, LSU) pairs; columns: GSU 1..G
+    # rows: (MI, LSU) pairs in enumeration order (MI, then LSU); columns: GSU 1..g_max
     rows_mi, rows_lsu = [], []
     for lsu in (1, 2, 4):
         sel = np.nonzero(lsu <= np.maximum(1, 4 // f["waves"]))[0]
@@ -365,86 +373,137 @@ def design(mis: list[MI], size: tuple[int, int, int, int], *, family: str, cus: 
             sel = sel[f["area"][sel] * cbytes * lsu <= LSU_LDS_BYTES]
         rows_mi.append(sel)
         rows_lsu.append(np.full(len(sel), lsu))
-    ri = np.concatenate(rows_mi)
-    order = np.lexsort((np.concatenate(rows_lsu), ri))  # enumeration order: MI, then LSU
-    ri, rl = ri[order], np.concatenate(rows_lsu)[order]
+    ri, rl = np.concatenate(rows_mi), np.concatenate(rows_lsu)
+    order = np.lexsort((rl, ri))
+    ri, rl = ri[order], rl[order]
     g_max = max(k // GSU_K_STEP, 1)
     if not stream_k:  # data parallel: GSU workspace bound
         g_ws = GSU_WORKSPACE_BYTES // (m * n * b * cbytes)
         g_max = max(1, min(g_max, g_ws))
-    gsu = np.arange(1, g_max + 1)
+    coe = 2 if stream_k else 1
+    compute_bound = 1.0 / (1.0 / m + 1.0 / n + 1.0 / k) >= COMPUTE_BOUND_DIM
+    max_extra = max(ROUNDS_COMPUTE_BIG, ROUND1) if compute_bound else max(ROUND2, ROUND3)
 
-    mt0, mt1, waves = f["mt0"][ri][:, None], f["mt1"][ri][:, None], f["waves"][ri][:, None]
-    lsu = rl[:, None]
-    c0, c1 = -(-m // mt0), -(-n // mt1)
-    t0, t1 = (m / mt0) / c0, (n / mt1) / c1
-    tiles = c0 * c1 * b * lsu * gsu[None, :]  # (R, G)
-    rounds = -(-tiles // cus)
-    tpc = tiles / cus
-    cug = tpc / rounds
-    wg = np.minimum(1.0, (tiles // cus + 1) * waves * lsu / 4)
-    total = t0 * t1 * cug * wg
-    # GSU loop stops at the first GSU with totalGranularity == 1
-    hit = total == 1.0
-    first = np.where(hit.any(axis=1), hit.argmax(axis=1), g_max - 1)
-    valid = np.arange(g_max)[None, :] <= first[:, None]
-    r_idx, g_idx = np.nonzero(valid)
-    cand = {
-        "mi": ri[r_idx], "lsu": rl[r_idx], "gsu": gsu[g_idx], "tiles": tiles[r_idx, g_idx],
-        "rounds": rounds[r_idx, g_idx], "tpc": tpc[r_idx, g_idx],
-        "t0": np.broadcast_to(t0, tiles.shape)[r_idx, g_idx],
-        "t1": np.broadcast_to(t1, tiles.shape)[r_idx, g_idx],
-        "cug": cug[r_idx, g_idx], "wg": wg[r_idx, g_idx], "total": total[r_idx, g_idx],
-    }
-    cand["order"] = np.arange(len(r_idx))
-    out.stages.append(("enumerated (MI x LSU x GSU)", len(r_idx)))
+    def level1(cand, count: bool):
+        """Per-candidate filters (MI_FILTER > 0)."""
+        def drop(cand, name, mask):
+            if count:
+                out.dropped[name] = out.dropped.get(name, 0) + int(mask.sum())
+            return {key: val[~mask] for key, val in cand.items()} if mask.any() else cand
 
-    def apply(name, drop):
-        nonlocal cand
-        count = int(drop.sum())
-        out.dropped[name] = out.dropped.get(name, 0) + count
-        if count:
-            keep = ~drop
-            cand = {key: val[keep] for key, val in cand.items()}
-
-    if mi_filter > 0:
-        coe = 2 if stream_k else 1
+        ci = cand["mi"]
         if m >= 16 and n >= 16:
-            ci = cand["mi"]
-            apply("MI 4x4 with M, N >= 16", (f["mi_m"][ci] == 4) & (f["mi_n"][ci] == 4))
+            cand = drop(cand, "MI 4x4 with M, N >= 16",
+                        (f["mi_m"][ci] == 4) & (f["mi_n"][ci] == 4))
         if m * n > 65536 and m >= 64 and n >= 64:
-            apply("non-4-wave shape (M*N > 65536, M, N >= 64)", f["waves"][cand["mi"]] != 4)
+            cand = drop(cand, "non-4-wave shape (M*N > 65536, M, N >= 64)",
+                        f["waves"][cand["mi"]] != 4)
         ci = cand["mi"]
         c_mt0, c_mt1 = f["mt0"][ci], f["mt1"][ci]
-        apply("tile larger than needed (MT > 16 and MT/coe > dim)",
-              ((c_mt0 > 16) & (c_mt0 / coe > m)) | ((c_mt1 > 16) & (c_mt1 / coe > n)))
+        cand = drop(cand, "tile larger than needed (MT > 16 and MT/coe > dim)",
+                    ((c_mt0 > 16) & (c_mt0 / coe > m)) | ((c_mt1 > 16) & (c_mt1 / coe > n)))
         ci = cand["mi"]
-        apply("< 4 total waves with wave tile > 1",
-              (f["waves"][ci] * cand["lsu"] < 4) & ((f["wtm"][ci] > 1) | (f["wtn"][ci] > 1)))
+        cand = drop(cand, "< 4 total waves with wave tile > 1",
+                    (f["waves"][ci] * cand["lsu"] < 4) & ((f["wtm"][ci] > 1) | (f["wtn"][ci] > 1)))
         if min(m, n) > TINY_DIM:
             ci = cand["mi"]
-            apply("< 4 total waves with TilesPerCU >= 2",
-                  (f["waves"][ci] * cand["lsu"] < 4) & (cand["tpc"] >= 2))
-        out.stages.append(("after level-1 filters", len(cand["mi"])))
-    if mi_filter >= 2 and len(cand["mi"]):
-        own, best = cand["total"], float(cand["total"].max())
-        if best == 1.0:
-            thr = 0.85 if m * n >= 256 * 256 else 0.5
-            apply(f"granularity < {thr} while best is 1.0", own < thr)
-        own = cand["total"]
-        if best > 0.2:
-            apply("granularity < 0.5 * best", own < 0.5 * best)
-        ci = cand["mi"]
-        min_rounds = int(cand["rounds"].min())
-        big = f["area"][ci] >= BIG_TILE
-        if 1.0 / (1.0 / m + 1.0 / n + 1.0 / k) >= COMPUTE_BOUND_DIM:
-            extra = np.where(big, ROUNDS_COMPUTE_BIG, ROUND1)
-            name = "CU rounds (compute bound)"
-        else:
-            extra = np.where(big, ROUND2, ROUND3)
-            name = "CU rounds (memory bound)"
-        apply(name, cand["rounds"] > min_rounds + extra)
-        out.stages.append(("after level-2 filters", len(cand["mi"])))
+            cand = drop(cand, "< 4 total waves with TilesPerCU >= 2",
+                        (f["waves"][ci] * cand["lsu"] < 4) & (cand["tpc"] >= 2))
+        return cand
+
+    def blocks(count: bool, bound=None):
+        """Yield the candidates of each GSU block (after level 1 when MI_FILTER > 0); a row
+        leaves once it reached granularity 1, or its rounds passed ``bound[0]``."""
+        rows = np.arange(len(ri))
+        for g_start in range(1, g_max + 1, GSU_BLOCK):
+            if not len(rows):
+                return
+            gsu = np.arange(g_start, min(g_max, g_start + GSU_BLOCK - 1) + 1)
+            r_mi, r_lsu = ri[rows], rl[rows]
+            mt0, mt1 = f["mt0"][r_mi][:, None], f["mt1"][r_mi][:, None]
+            waves, lsu = f["waves"][r_mi][:, None], r_lsu[:, None]
+            c0, c1 = -(-m // mt0), -(-n // mt1)
+            t0, t1 = (m / mt0) / c0, (n / mt1) / c1
+            tiles = c0 * c1 * b * lsu * gsu[None, :]  # (rows, block)
+            rounds = -(-tiles // cus)
+            tpc = tiles / cus
+            cug = tpc / rounds
+            wg = np.minimum(1.0, (tiles // cus + 1) * waves * lsu / 4)
+            total = t0 * t1 * cug * wg
+            # the GSU loop stops at the first GSU with totalGranularity == 1
+            hit = total == 1.0
+            done = hit.any(axis=1)
+            first = np.where(done, hit.argmax(axis=1), len(gsu) - 1)
+            r_idx, g_idx = np.nonzero(np.arange(len(gsu))[None, :] <= first[:, None])
+            cand = {
+                "mi": r_mi[r_idx], "lsu": r_lsu[r_idx], "gsu": gsu[g_idx],
+                "order": rows[r_idx] * (g_max + 1) + gsu[g_idx],  # enumeration order
+                "tiles": tiles[r_idx, g_idx], "rounds": rounds[r_idx, g_idx],
+                "tpc": tpc[r_idx, g_idx], "t0": np.broadcast_to(t0, tiles.shape)[r_idx, g_idx],
+                "t1": np.broadcast_to(t1, tiles.shape)[r_idx, g_idx], "cug": cug[r_idx, g_idx],
+                "wg": wg[r_idx, g_idx], "total": total[r_idx, g_idx],
+            }
+            if count:
+                out.stages.append(("enumerated (MI x LSU x GSU)", len(r_idx)))
+            yield level1(cand, count) if mi_filter > 0 else cand
+            keep = ~done
+            if bound is not None:  # rounds grow with GSU: past the bound, the row is finished
+                keep &= rounds[:, -1] <= bound[0]
+            rows = rows[keep]
+
+    def concat(parts):
+        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+    if mi_filter < 2:
+        cand = concat(list(blocks(count=True)))
+        _merge_stages(out)
+        if mi_filter > 0:
+            out.stages.append(("after level-1 filters", len(cand["mi"])))
+    else:
+        # pass 1: level-1 survivors and their best granularity
+        best, n_level1 = -1.0, 0
+        for c in blocks(count=True):
+            n_level1 += len(c["mi"])
+            if len(c["mi"]):
+                best = max(best, float(c["total"].max()))
+        _merge_stages(out)
+        out.stages.append(("after level-1 filters", n_level1))
+
+        def gran_ok(c):
+            own = c["total"]
+            ok = np.ones(len(own), dtype=bool)
+            if best == 1.0:
+                ok &= own >= (0.85 if m * n >= 256 * 256 else 0.5)
+            if best > 0.2:
+                ok &= own >= 0.5 * best
+            return ok
+
+        # pass 2: granularity filters, then rounds within the running bound
+        bound = [np.iinfo(np.int64).max]
+        parts = []
+        for c in blocks(count=False, bound=bound):
+            ok = gran_ok(c)
+            if ok.any():
+                low = int(c["rounds"][ok].min())
+                bound[0] = min(bound[0], low + max_extra)
+            ok &= c["rounds"] <= bound[0]
+            parts.append({key: val[ok] for key, val in c.items()})
+        cand = concat(parts) if parts else None
+        if cand is not None and len(cand["mi"]):
+            min_rounds = int(cand["rounds"].min())
+            big = f["area"][cand["mi"]] >= BIG_TILE
+            if compute_bound:
+                extra = np.where(big, ROUNDS_COMPUTE_BIG, ROUND1)
+            else:
+                extra = np.where(big, ROUND2, ROUND3)
+            ok = cand["rounds"] <= min_rounds + extra
+            cand = {key: val[ok] for key, val in cand.items()}
+        out.dropped["level-2 (granularity thresholds, " + \
+                    ("compute" if compute_bound else "memory") + "-bound CU rounds)"] = \
+            n_level1 - (0 if cand is None else len(cand["mi"]))
+        out.stages.append(("after level-2 filters", 0 if cand is None else len(cand["mi"])))
+        if cand is None:
+            return out
 
     # sort: (ceil(TilesPerCU), 1 - TilesPerCU, 1 - totalGranularity, -GSU), ties: enumeration
     keys = (cand["order"], -cand["gsu"], np.round(1.0 - cand["total"], 12),
@@ -466,6 +525,13 @@ def design(mis: list[MI], size: tuple[int, int, int, int], *, family: str, cus: 
                            float(cand["tpc"][i]))
         out.entries.append(MIEntry(mi, int(cand["lsu"][i]), int(cand["gsu"][i]), gran))
     return out
+
+
+def _merge_stages(out: MIDesign):
+    """Sum the per-block "enumerated" stage entries into one."""
+    total = sum(left for stage, left in out.stages if stage.startswith("enumerated"))
+    out.stages = [s for s in out.stages if not s[0].startswith("enumerated")]
+    out.stages.insert(0, ("enumerated (MI x LSU x GSU)", total))
 
 
 def _arrays(mis: list[MI]) -> dict[str, np.ndarray]:

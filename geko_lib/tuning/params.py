@@ -369,7 +369,8 @@ def heuristic_gfx942(ctx: SizeContext) -> ParamSpace:
 
     sp.set("GlobalReadVectorWidthA", grvw(ctx.a_bytes, tlu_a))
     sp.set("GlobalReadVectorWidthB", grvw(ctx.b_bytes, tlu_b))
-    # leading dimensions: A is M x K (lda = K when transposed), B is K x N (ldb = N when transposed)
+    # leading dimensions: A is M x K (lda = K when transposed), B is K x N (ldb = N when
+    # transposed)
     lda = ctx.k if ctx.gemm_type.transA == "T" else ctx.m
     ldb = ctx.n if ctx.gemm_type.transB == "T" else ctx.k
     sp.set("WaveSeparateGlobalReadA", [0, 2] if lda >= 65536 / ctx.a_bytes else [0])
@@ -431,7 +432,8 @@ def generic(ctx: SizeContext) -> ParamSpace:
         ForkParam("StreamK", [3], active=sk, note="" if sk else "StreamK off"),
         ForkParam("StreamKXCCMapping", [0, 4, 8], active=sk, note="" if sk else "StreamK off"),
         ForkParam("ClusterLocalRead", [0, 1], active=tn or gfx942,
-                  note="" if tn or gfx942 else "non-TN: set by the ClusterLocalRead/LDSTrInst group"),
+                  note="" if tn or gfx942 else
+                  "non-TN: set by the ClusterLocalRead/LDSTrInst group"),
         ForkParam("NonTemporalA", [0, 4]),
         ForkParam("NonTemporalB", [0, 4]),
         ForkParam("NonTemporalC", [0, 4]),
@@ -456,7 +458,8 @@ def generic(ctx: SizeContext) -> ParamSpace:
                              {"ClusterLocalRead": 1, "LDSTrInst": False}]))
     # defined in the original but not used
     groups.append(Group([], active=False, label="TailloopInNll x StaggerU"))
-    groups.append(Group([], active=False, label="ExtraLatencyForLR x DirectToVgprA x DirectToVgprB"))
+    groups.append(Group([], active=False,
+                        label="ExtraLatencyForLR x DirectToVgprA x DirectToVgprB"))
     return ParamSpace(params, groups)
 
 
