@@ -3,6 +3,7 @@
     geko --search --workload-log app.yaml -d 0,1 --workdir run1
     geko --bench --inline 1024 1024 1 1024 B B S N T
     geko --search --list sizes.yaml --platform sim -- --dry-run
+    geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
 
 Arguments are validated before anything is written; then a config file is written into the
 workdir and ``snakemake`` runs the target (``bench``, ``search`` or ``final_libs``) there, showing
@@ -69,9 +70,13 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds per phase for the reference vs tuned comparison (default 1.0)")
     p.add_argument("--platform", choices=("sim", "rocm", "cuda"), default="sim",
                    help="hardware platform (default sim: an analytic model, no GPU)")
-    p.add_argument("--arch", default="gfx950", help="target architecture (default gfx950)")
+    p.add_argument("--arch", help="target architecture: gfx950, gfx942 (+ CU variants), h200 "
+                                   "(required for --tune; default gfx950 otherwise)")
     p.add_argument("--backend", choices=("ductile", "tensile"), default="ductile",
-                   help="tuning backend for --tune (default ductile)")
+                   help="tuning backend for --tune: ductile (genetic algorithm, default) or "
+                        "tensile (exhaustive)")
+    p.add_argument("-n", "--n_slots", type=int, default=4,
+                   help="tuning jobs per device for --tune (default 4)")
     p.add_argument("--cores", type=int, default=max(os.cpu_count() or 1, 1),
                    help="CPU cores snakemake may use")
     p.add_argument("--no-verify", action="store_true", help="skip the numerical check")
@@ -92,9 +97,10 @@ def parse_devices(text: str) -> list[int]:
 
 def build_config(args) -> tuple[dict, str]:
     """(workflow config, target) from validated arguments."""
-    if args.tune:
-        raise UsageError("--tune is not available yet in this version of geko; "
-                         "use --search or --bench")
+    if args.tune and not args.arch:
+        raise UsageError("--tune needs --arch (the tuning YAMLs are written for one architecture)")
+    if args.n_slots < 1:
+        raise UsageError(f"--n_slots: must be >= 1, got {args.n_slots}")
     keep_thr = args.keep_thr if args.keep_thr is not None else (0.1 if args.search else 0.0)
     for flag, value in (("--keep_thr", keep_thr), ("--up_thr", args.up_thr),
                         ("--err_thr", args.err_thr), ("--duration", args.duration),
@@ -105,7 +111,9 @@ def build_config(args) -> tuple[dict, str]:
     if keep_thr > 100:
         raise UsageError(f"--keep_thr is a percent (0-100), got {keep_thr}")
     config = {
-        "platform": args.platform, "arch": args.arch, "devices": parse_devices(args.devices),
+        "platform": args.platform, "arch": args.arch or "gfx950",
+        "devices": parse_devices(args.devices), "mode": "tune" if args.tune else "search",
+        "backend": args.backend, "n_slots": args.n_slots,
         "workload_log": "", "workload_list": "", "workload_inline": "",
         "keep_thr": keep_thr, "up_thr": args.up_thr, "err_thr": args.err_thr,
         "bench_duration": args.duration, "compare_duration": args.benchmark_duration,
@@ -133,8 +141,10 @@ def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
     # the target goes first: options that take several values would swallow it
     return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), target,
             "--configfile", str(config_path), "--rerun-triggers", "mtime", "input", "params",
-            "--cores", str(cores), f"--resources=gpu={len(config['devices'])}",
-            "--scheduler", "greedy", "--rerun-incomplete", "--show-failed-logs", *extra]
+            "--cores", str(cores), "--resources", f"gpu={len(config['devices'])}",
+            f"gpu_slot={len(config['devices']) * config['n_slots']}",
+            "--scheduler", "greedy", "--rerun-incomplete", "--show-failed-logs", "--keep-going",
+            *extra]
 
 
 def report(workdir: Path) -> None:

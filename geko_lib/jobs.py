@@ -15,11 +15,22 @@ from . import devices, platforms
 from .gemm import GemmError, GemmProblem
 from .library import LibraryError
 from .platforms import PlatformError
+from .tuning.optimize import TuningAborted
 from .workload import WorkloadError
 
 log = logging.getLogger("geko")
 
-USER_ERRORS = (WorkloadError, GemmError, LibraryError, PlatformError, ValueError)
+
+class JobFailed(RuntimeError):
+    """A supervised job failed or stalled; the log says why."""
+
+
+class StallError(JobFailed):
+    """A supervised job stopped writing its log for longer than the stall timeout."""
+
+
+USER_ERRORS = (WorkloadError, GemmError, LibraryError, PlatformError, ValueError, JobFailed,
+               TuningAborted)
 
 
 def run(main, smk) -> None:
@@ -39,10 +50,11 @@ def run(main, smk) -> None:
 
 
 @contextlib.contextmanager
-def on_device(config: dict):
-    """(platform, device id) for the duration of a GPU job."""
+def on_device(config: dict, n_slots: int = 1):
+    """(platform, device id) for the duration of a GPU job; ``n_slots`` jobs may share a device
+    (tuning jobs overlap compilation with another job's timing)."""
     platform = platforms.get(config)
-    with devices.lease(config["devices"], lock_dir=config.get("lock_dir") or None,
+    with devices.lease(config["devices"], n_slots=n_slots, lock_dir=config.get("lock_dir") or None,
                        namespace=platform.name) as lease:
         log.info("leased %s device %d slot %d", platform.name, lease.device, lease.slot)
         yield platform, lease.device
@@ -58,3 +70,41 @@ def problems_in_rows(path) -> list[GemmProblem]:
     """Unique problems of a YAML file of hipblaslt-bench rows, in order."""
     rows = yaml.safe_load(Path(path).read_text()) or []
     return list(dict.fromkeys(GemmProblem.from_row(row) for row in rows))
+
+
+def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
+    """Run ``fn()`` in a child process; kill it (and count it as failed) when ``log_path``
+    stops growing for ``stall_timeout`` seconds. Tuning jobs can hang (a wedged GPU, a
+    deadlocked compiler); a log that stops growing is the only sign that generalizes."""
+    import multiprocessing as mp
+    import os
+    import signal
+    import time
+
+    ctx = mp.get_context("fork")
+    child = ctx.Process(target=_supervised_child, args=(fn,), daemon=False)
+    child.start()
+    path = Path(log_path)
+    size, changed = -1, time.monotonic()
+    while child.is_alive():
+        child.join(poll)
+        current = path.stat().st_size if path.exists() else 0
+        if current != size:
+            size, changed = current, time.monotonic()
+        elif time.monotonic() - changed > stall_timeout:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.join()
+            raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
+    if child.exitcode != 0:
+        raise JobFailed(f"job failed (exit code {child.exitcode}); see {path}")
+
+
+def _supervised_child(fn) -> None:
+    import os
+
+    os.setpgid(0, 0)  # its own process group, so a kill takes its children too
+    try:
+        fn()
+    except USER_ERRORS as exc:
+        log.error("%s", exc)
+        raise SystemExit(1)

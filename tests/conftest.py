@@ -41,13 +41,15 @@ class Campaign:
                        "workload_log": str(WORKLOADS / "mixed_types.yaml")}
         self.config.update(config)
         self.config_path = tmp_path / "config.yaml"
+        self.cores = 2
+        self.resources = ["gpu=2", "gpu_slot=4"]
 
     def snakemake(self, *args, check=True, env=None, **popen):
         self.config_path.write_text(yaml.safe_dump(self.config))
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
                *args, "--configfile", str(self.config_path), "--rerun-triggers", "mtime",
-               "input", "params", "--cores", "2", "--resources=gpu=2", "--scheduler", "greedy",
-               "--rerun-incomplete"]
+               "input", "params", "--cores", str(self.cores), "--scheduler", "greedy",
+               "--rerun-incomplete", "--resources", *self.resources]
         proc = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True,
                               env=env, **popen)
         if check and proc.returncode != 0:

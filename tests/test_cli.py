@@ -84,3 +84,21 @@ def test_bad_workload_file_names_line_and_field(tmp_path):
     assert proc.returncode == 2
     assert "w.yaml:2" in proc.stderr and "N" in proc.stderr
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_tune_list_with_tensile_backend(tmp_path):
+    (tmp_path / "sizes.yaml").write_text(
+        "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"
+        "Sizes:\n  - [128, 128, 1, 128]\n")
+    proc = geko("--tune", "--arch", "gfx942", "--backend", "tensile", "-n", "2", "--list",
+                "sizes.yaml", "-d", "0,1", "--workdir", "run", "--up_thr", "1.01",
+                "--cores", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    config = yaml.safe_load((tmp_path / "run" / "geko_config.yaml").read_text())
+    assert (config["mode"], config["backend"], config["n_slots"], config["arch"]) == \
+        ("tune", "tensile", 2, "gfx942")
+    tuned = (tmp_path / "run" / "optimizations" / "configs" / "BBS_TN_0.yaml").read_text()
+    assert "Name: Tensile" in tuned and 'ArchitectureName: "gfx942"' in tuned
+    metrics = json.loads((tmp_path / "run" / "results" / "metrics.json").read_text())
+    assert metrics["config"]["up_thr"] == 1.01  # honoured for tune too (the original ignored it)

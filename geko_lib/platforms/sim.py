@@ -21,7 +21,10 @@ so a dense search finds real (modelled) uplift.
 from __future__ import annotations
 
 import functools
+import json
+import logging
 import math
+import re
 import time
 import zlib
 from dataclasses import dataclass
@@ -33,7 +36,12 @@ import pandas as pd
 
 from .. import library as liblogic
 from ..gemm import BY_NAME, GemmProblem, GemmType
+from ..tuning import configure as tuning_configure
+from ..tuning import optimize as tune
+from ..tuning.problem import TuningConfig
 from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
+
+log = logging.getLogger(__name__)
 
 MODEL_NOTE = ("sim platform: analytic GPU model; times are model predictions, not measurements")
 
@@ -161,6 +169,7 @@ def catalogue(gemm_type: GemmType) -> Catalogue:
 
 
 SOLUTION_KEYS = ("MacroTile0", "MacroTile1", "DepthU", "SolutionNameMin")
+_EPILOGUE_TAG = re.compile(r"_Bias[A-Z]*_HAS(?:_SABV?)?_SAV")
 
 
 def solution_index(solution: dict) -> int:
@@ -180,7 +189,9 @@ def solutions_catalogue(gemm_type: GemmType, solutions: Sequence[dict]) -> Catal
             raise PlatformError(f"sim cannot time solution {solution.get('SolutionIndex')}: "
                                 f"it lacks {', '.join(missing)}")
     names = tuple(str(s["SolutionNameMin"]) for s in solutions)
-    seeds = np.array([zlib.crc32(n.encode()) for n in names], dtype=np.uint64)
+    # epilogue tags rename a kernel without changing its speed
+    seeds = np.array([zlib.crc32(_EPILOGUE_TAG.sub("", n).encode()) for n in names],
+                     dtype=np.uint64)
     column = lambda key, default: np.array([int(s.get(key, default)) for s in solutions],  # noqa: E731
                                            dtype=np.int64)
     return Catalogue(gemm_type, np.array([solution_index(s) for s in solutions], dtype=np.int64),
@@ -315,6 +326,60 @@ def emulated_error(problem: GemmProblem, du: int, gsu: int, faulty: bool, seed: 
 
 
 # --------------------------------------------------------------------------------------------
+# tune mode: Tensile kernel parameters -> a solution the model can time
+
+LDS_BYTES = {"gfx942": 65536, "gfx950": 163840, "h200": 232448}
+MODEL_PARAMS = ("MatrixInstruction", "DepthU", "GlobalSplitU", "WorkGroupMapping")
+
+
+def macro_tile(mi: Sequence[int]) -> tuple[int, int]:
+    """MT0, MT1 of a MatrixInstruction [MI_M, MI_N, MI_K, MI_B, MIBlockM, waveTileM, waveTileN,
+    waveM, waveN]."""
+    mi_m, mi_n, _, mi_b, block_m, tile_m, tile_n, wave_m, wave_n = (int(v) for v in mi[:9])
+    return mi_m * block_m * tile_m * wave_m, mi_n // block_m * mi_b * tile_n * wave_n
+
+
+def _scalar(value, default: int) -> int:
+    if isinstance(value, list):
+        value = value[0] if value else default
+    return int(value) if value is not None else default
+
+
+def tuned_solution(gemm_type: GemmType, params: dict) -> dict:
+    """A tuned kernel as a library-logic solution. The model sees the macro tile, DepthU,
+    split-K and workgroup mapping; every other parameter only enters the kernel's name, whose
+    hash is the model's per-kernel quality factor (so they matter, deterministically)."""
+    mt0, mt1 = macro_tile(params["MatrixInstruction"])
+    du, gsu = _scalar(params.get("DepthU"), 64), max(1, _scalar(params.get("GlobalSplitU"), 1))
+    wgm = abs(_scalar(params.get("WorkGroupMapping"), 8)) or 1
+    others = {k: v for k, v in sorted(params.items()) if k not in MODEL_PARAMS}
+    digest = zlib.crc32(json.dumps(others, sort_keys=True, default=str).encode())
+    name = (f"{gemm_type.tensile_problem_name}_UserArgs_SIMT_MT{mt0}x{mt1}x{du}_GSU{gsu}"
+            f"_WGM{wgm}_K{digest:08x}")
+    solution = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in params.items()}
+    solution.update(MacroTile0=mt0, MacroTile1=mt1, DepthU=du, GlobalSplitU=gsu,
+                    WorkGroupMapping=wgm, SolutionNameMin=name, KernelNameMin=name,
+                    BaseName=name, SimPlatform=True)
+    return solution
+
+
+def kernel_is_valid(arch: SimArch, gemm_type: GemmType):
+    """What a kernel build would reject: a macro tile below 16 or over the LDS budget."""
+    lds = LDS_BYTES.get(arch.name, 65536)
+    in_bytes = BY_NAME[gemm_type.a_type].bytes
+
+    def valid(params: dict) -> bool:
+        mi = params.get("MatrixInstruction")
+        if not isinstance(mi, (list, tuple)) or len(mi) < 9:
+            return False
+        mt0, mt1 = macro_tile(mi)
+        du = _scalar(params.get("DepthU"), 64)
+        return mt0 >= 16 and mt1 >= 16 and (mt0 + mt1) * du * in_bytes <= lds
+
+    return valid
+
+
+# --------------------------------------------------------------------------------------------
 # the platform
 
 
@@ -325,6 +390,7 @@ class SimPlatform:
     noise: float = 0.0  # relative standard deviation of seeded timing noise
     faulty: tuple[str, ...] = ()  # solution-name substrings: fast but numerically wrong
     crash_on: tuple[str, ...] = ()  # problem-name substrings: the job raises
+    stall_on: tuple[str, ...] = ()  # problem-name substrings: the job hangs (tests the watchdog)
     job_seconds: float = 0.0  # real time a GPU job spends, to emulate long jobs
 
     name = "sim"
@@ -338,6 +404,7 @@ class SimPlatform:
                    noise=float(sim.get("noise", 0.0)),
                    faulty=tuple(sim.get("faulty_solutions") or ()),
                    crash_on=tuple(sim.get("crash_on") or ()),
+                   stall_on=tuple(sim.get("stall_on") or ()),
                    job_seconds=float(sim.get("job_seconds", 0.0)))
 
     # --- helpers -----------------------------------------------------------------------------
@@ -360,6 +427,9 @@ class SimPlatform:
         for problem in problems:
             if any(c in problem.name for c in self.crash_on):
                 raise PlatformError(f"sim: injected crash on {problem.name}")
+            if any(c in problem.name for c in self.stall_on):
+                log.warning("sim: injected hang on %s", problem.name)
+                time.sleep(10**6)
         if self.job_seconds > 0:
             time.sleep(self.job_seconds)
 
@@ -488,7 +558,30 @@ class SimPlatform:
         return pd.DataFrame(rows)
 
     def configure(self, gemm_config, out_dir, arch, options):
-        raise PlatformError("tune mode (configure) is not built yet; use search or bench")
+        gemm_type, sizes = gemm_config
+        options = dict(options or {})
+        backend = options.pop("backend", "ductile")
+        return tuning_configure.configure(gemm_type, sizes, arch, backend, options or None,
+                                          out_dir=out_dir)
 
-    def optimize(self, tuning_yaml, build_dir, device):
-        raise PlatformError("tune mode (optimize) is not built yet; use search or bench")
+    def optimize(self, tuning_yaml, build_dir, device) -> Path:
+        """Evaluate the YAML's kernels with the model (all of them for the Tensile backend, the
+        GA for Ductile) and write the best kernel of every size to build_dir/3_LibraryLogic."""
+        cfg = TuningConfig.load(tuning_yaml)
+        problems = [GemmProblem(cfg.gemm_type, *size) for size in cfg.sizes]
+        self._start_job(problems)
+        space = tune.space_of(cfg, kernel_is_valid(self.arch, cfg.gemm_type))
+
+        def evaluate(batch: list[dict]) -> np.ndarray:
+            cat = solutions_catalogue(cfg.gemm_type,
+                                      [tuned_solution(cfg.gemm_type, p) for p in batch])
+            rows = np.arange(len(cat))
+            return np.array([p.flops / self._times(p, cat, rows, device) / 1e3
+                             for p in problems])
+
+        result = tune.search(cfg, space, evaluate, Path(build_dir), seed=self.seed,
+                             progress=tune.progress_logger(cfg.name))
+        lib = tune.best_library(cfg, result, self.library_template(cfg.gemm_type),
+                                lambda params: tuned_solution(cfg.gemm_type, params))
+        tune.write_logic(lib, build_dir, header=MODEL_NOTE)
+        return Path(build_dir) / tune.LOGIC_DIR

@@ -15,6 +15,7 @@ def launch_path(value):
 
 
 WORKDIR = launch_path(config["workdir"])
+MODE = config["mode"]
 WORKLOAD_SOURCES = {
     kind: config[f"workload_{kind}"]
     for kind in ("log", "list", "inline")
@@ -34,6 +35,7 @@ if WORKLOAD_KIND != "inline":
 
 wildcard_constraints:
     chunk=r"gemms_\d+(-\d+)?",
+    cfg=r"[A-Z0-9]+_[NT]{2}_\d+",
     lib=r"[^/]+",
 
 
@@ -46,8 +48,27 @@ def search_chunk_outputs(wildcards):
     return expand("search/data/{chunk}.csv", chunk=search_chunks())
 
 
+def tuning_configs():
+    config_dir = checkpoints.configure.get().output[0]
+    return sorted(p.stem for p in Path(config_dir).glob("*.yaml"))
+
+
+def optimize_outputs(wildcards):
+    return expand("optimizations/build_{cfg}/3_LibraryLogic", cfg=tuning_configs())
+
+
+def phase_outputs(wildcards):
+    """What libs/ is made from: the dense-search winners, or every tuning job's logic."""
+    return ["winners.csv"] if MODE == "search" else optimize_outputs(wildcards)
+
+
+def phase_jobs(wildcards):
+    """Every GPU job of the phase, so a deleted output is redone by a plain rerun."""
+    return search_chunk_outputs(wildcards) if MODE == "search" else optimize_outputs(wildcards)
+
+
 def library_stems():
-    libs_dir = checkpoints.extract.get().output[0]
+    libs_dir = checkpoints.libs.get().output[0]
     return sorted(p.stem for p in Path(libs_dir).glob("*.yaml"))
 
 

@@ -1,4 +1,16 @@
-# libs/*.yaml -> the loadable library (tensile/) and the benchmark inputs of every library
+# winners.csv (search) or tuned 3_LibraryLogic (tune) -> libs/*.yaml -> the loadable library
+# (tensile/) and the benchmark inputs of every library
+
+
+checkpoint libs:
+    input:
+        phase_outputs,
+    output:
+        directory("libs"),
+    log:
+        "logs/libs.log",
+    script:
+        "../scripts/extract.py" if MODE == "search" else "../scripts/merge_tuned.py"
 
 
 rule create_library:

@@ -1,4 +1,4 @@
-# gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/data/*.csv -> winners.csv -> libs/
+# gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/data/*.csv -> winners.csv
 
 
 checkpoint search_configure:
@@ -39,14 +39,3 @@ rule winners:
         "logs/winners.log",
     script:
         "../scripts/winners.py"
-
-
-checkpoint extract:
-    input:
-        "winners.csv",
-    output:
-        directory("libs"),
-    log:
-        "logs/extract.log",
-    script:
-        "../scripts/extract.py"

@@ -1,0 +1,176 @@
+"""The optimize phase, platform-independent part: a tuning YAML's fork parameters and groups
+become a search space; the Tensile backend measures all of it, the Ductile backend runs the GA
+(checkpointed in the build dir); the best kernel of every size becomes TensileLite-style library
+logic in ``build_dir/3_LibraryLogic``. The platform supplies how a kernel is timed."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..gemm import GemmProblem
+from ..library import logic
+from . import ga
+from .problem import TuningConfig
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT = "step-00__ductile.checkpoint.json"
+LOGIC_DIR = "3_LibraryLogic"
+
+
+def space_of(cfg: TuningConfig, valid: Callable[[dict], bool] | None = None) -> ga.Space:
+    """Fork parameters as variables, each multi-entry group as one variable ``group_<i>`` whose
+    values are the group's entries; the MI group's weights (Backend.Config) become priors."""
+    variables: dict[str, list] = {name: list(values) for name, values in cfg.fork.items()}
+    for i, group in enumerate(cfg.groups):
+        variables[f"group_{i}"] = [dict(entry) for entry in group]
+    weights = {f"group_{i}": w for i, w in cfg.group_weights.items()
+               if i < len(cfg.groups) and len(w) == len(cfg.groups[i])}
+    return ga.Space(variables, weights=weights or None, valid=valid)
+
+
+def search(cfg: TuningConfig, space: ga.Space, evaluate, build_dir: Path, *, seed: int = 0,
+           max_exhaustive: int = 200_000, progress=None) -> ga.SearchResult:
+    """Tensile backend: every kernel (a seeded sample of ``max_exhaustive`` when larger);
+    Ductile backend: the GA with the YAML's population, resumable from its checkpoint."""
+    if cfg.backend.lower() == "tensile":
+        if space.size <= max_exhaustive:
+            return ga.exhaustive(space, evaluate, progress=progress)
+        log.warning("%s: %d kernels; measuring a seeded sample of %d", cfg.name, space.size,
+                    max_exhaustive)
+        return ga.random_search(space, evaluate, max_exhaustive, seed=seed, progress=progress)
+    config = cfg.backend_config
+    pop = int(config.get("pop_size", ga.GAConfig.pop_size))
+    return ga.run(space, evaluate, checkpoint=Path(build_dir) / CHECKPOINT, progress=progress,
+                  seed=seed, pop_size=max(2, min(pop, space.size)),
+                  n_gen=int(config.get("n_gen", ga.GAConfig.n_gen)),
+                  soo=bool(config.get("soo", False)))
+
+
+def best_library(cfg: TuningConfig, result: ga.SearchResult, template: logic.LibraryLogic,
+                 solution_of: Callable[[dict], dict]) -> logic.LibraryLogic:
+    """The best kernel of every size as library logic (sizes whose kernels all failed are left
+    out); ``solution_of(params)`` turns a kernel's parameters into a solution mapping."""
+    chosen = []
+    best = result.best_index()
+    scores = result.best_scores
+    for n, size in enumerate(cfg.sizes):
+        if best[n] < 0 or not np.isfinite(scores[n]) or scores[n] <= 0:
+            log.warning("%s: no valid kernel for size %s", cfg.name, list(size))
+            continue
+        solution = solution_of(result.space.decode(result.individuals[best[n]]))
+        solution["SolutionIndex"] = len(chosen)  # build() dedupes by this: make it unique
+        chosen.append((GemmProblem(cfg.gemm_type, *size), solution, float(scores[n])))
+    # identical kernels chosen for several sizes share one solution
+    by_name: dict[str, dict] = {}
+    for _, solution, _ in chosen:
+        first = by_name.setdefault(solution["SolutionNameMin"], solution)
+        solution["SolutionIndex"] = first["SolutionIndex"]
+    return logic.build(template, chosen)
+
+
+def write_logic(lib: logic.LibraryLogic, build_dir: Path, header: str | None = None) -> Path:
+    out = Path(build_dir) / LOGIC_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    return logic.dump(lib, out / logic.file_name(lib.schedule_name, lib.gemm_type), header=header)
+
+
+def progress_logger(name: str):
+    """A progress callback that logs Ductile's per-generation table, one line per generation."""
+    def progress(row: dict) -> None:
+        log.info("%s | %s", name, ga.format_row(row))
+    return progress
+
+
+# --- build-dir bookkeeping ------------------------------------------------------------------------
+
+FAILCOUNT = ".failcount"
+
+
+class TuningAborted(RuntimeError):
+    """Too many tuning jobs failed in a row: the campaign stops starting new ones."""
+
+
+def build_state(build_dir: Path) -> str:
+    """missing | completed (3_LibraryLogic has a library) | resumable (a GA checkpoint and
+    nothing else that matters) | failed."""
+    build_dir = Path(build_dir)
+    if not build_dir.is_dir():
+        return "missing"
+    if any((build_dir / LOGIC_DIR).glob("*.yaml")):
+        return "completed"
+    if (build_dir / CHECKPOINT).is_file():
+        return "resumable"
+    leftovers = [p for p in build_dir.iterdir() if p.name != FAILCOUNT]
+    return "failed" if leftovers else "missing"
+
+
+def clean_for_retry(build_dir: Path) -> None:
+    """Before a rerun: keep only the GA checkpoint and the failure count."""
+    import shutil
+
+    for path in Path(build_dir).iterdir() if Path(build_dir).is_dir() else []:
+        if path.name in (CHECKPOINT, FAILCOUNT):
+            continue
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+class FailureStreak:
+    """Consecutive failed tuning jobs across the campaign (a shared file under a lock); a
+    degrading node shows up as a run of failures, and burning hours on it helps nobody."""
+
+    def __init__(self, directory: Path, cap: int):
+        self.path, self.cap = Path(directory) / ".failure_streak", int(cap)
+        self.failed_log = Path(directory) / "failed_jobs.log"
+
+    def _update(self, change) -> int:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.seek(0)
+            text = handle.read().strip()
+            value = change(int(text) if text.isdigit() else 0)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{value}\n")
+            return value
+
+    def check(self) -> None:
+        streak = self._update(lambda v: v)
+        if self.cap and streak >= self.cap:
+            raise TuningAborted(f"{streak} consecutive tuning jobs failed (max_consecutive_"
+                               f"failures={self.cap}): not starting more; see {self.failed_log}")
+
+    def succeeded(self, name: str) -> None:
+        self._update(lambda v: 0)
+        self._edit_failed_log(name, add=False)
+
+    def failed(self, name: str) -> int:
+        self._edit_failed_log(name, add=True)
+        return self._update(lambda v: v + 1)
+
+    def _edit_failed_log(self, name: str, add: bool) -> None:
+        import fcntl
+
+        with open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            names = self.failed_log.read_text().split() if self.failed_log.exists() else []
+            names = [n for n in names if n != name] + ([name] if add else [])
+            if names:
+                self.failed_log.write_text("".join(f"{n}\n" for n in names))
+            elif self.failed_log.exists():
+                self.failed_log.unlink()
+
+
+def bump_failcount(build_dir: Path) -> int:
+    path = Path(build_dir) / FAILCOUNT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = int(path.read_text() or 0) + 1 if path.exists() else 1
+    path.write_text(f"{count}\n")
+    return count

@@ -1,0 +1,123 @@
+"""Tune mode end to end on the sim platform: configure checkpoint, optimize jobs on device
+slots, stall timeout, failure cap, build-dir resume, merged libraries."""
+import json
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from geko_lib import library
+
+from .test_workflow import jobs_run, read
+
+pytestmark = pytest.mark.slow
+
+SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
+        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+
+
+@pytest.fixture
+def tune(campaign, tmp_path):
+    (tmp_path / "sizes.yaml").write_text(SIZES)
+
+    def make(**config):
+        settings = {"mode": "tune", "keep_thr": 0.0, "workload_log": "",
+                    "workload_list": str(tmp_path / "sizes.yaml"), "n_slots": 2}
+        return campaign(**(settings | config))
+    return make
+
+
+def run(c, *args, check=True):
+    return c.snakemake(*args, check=check)
+
+
+def test_until_configure_then_tune_to_final_libs(tune):
+    c = tune()
+    first = run(c, "final_libs", "--until", "configure")
+    configs = sorted(p.name for p in c.path("optimizations", "configs").glob("*.yaml"))
+    assert configs == ["BBS_TN_0.yaml", "BBS_TN_1.yaml", "BBS_TN_2.yaml"]
+    assert not list(c.path("optimizations").glob("build_*"))
+    assert "optimize" not in jobs_run(first)
+    text = c.path("optimizations", "configs", "BBS_TN_0.yaml").read_text()
+    assert "Name: Ductile" in text and yaml.safe_load(text)["LibraryLogic"]["ArchitectureName"]
+    assert c.path("optimizations", "Config_BBS_TN.log").is_file()
+
+    done = run(c, "final_libs")
+    ran = jobs_run(done)
+    assert ran.get("optimize") == 3 and "configure" not in ran
+    for cfg in ("BBS_TN_0", "BBS_TN_1", "BBS_TN_2"):
+        logic = list(c.path("optimizations", f"build_{cfg}", "3_LibraryLogic").glob("*.yaml"))
+        assert len(logic) == 1
+        assert c.path("optimizations", f"build_{cfg}", "step-00__ductile.checkpoint.json").is_file()
+        assert " | " in c.path("logs", "optimize", f"{cfg}.log").read_text()  # GA table
+    libs = sorted(p.name for p in c.path("libs").glob("*.yaml"))
+    assert libs == ["gfx950_Cijk_Alik_Bljk_BBS_BH_BiasSB_HAS_SAV_UserArgs.yaml"]
+    merged = library.load(c.path("libs", libs[0]))
+    assert sorted(s for s, _, _ in merged.sizes()) == [(2048, 2048, 1, 2048), (4096, 8, 1, 14336),
+                                                       (6144, 16, 1, 4096)]
+    assert merged.problem_type["UseBias"] == 1
+    raw = read(c.path("results", "raw_results.csv"))
+    assert raw["kernel_tuned"].str.contains("_SIMT_").all()  # tuned kernels, not the catalogue
+    assert raw["kernel_reference"].str.contains("_SIM_").all()
+    metrics = json.loads(c.path("results", "metrics.json").read_text())
+    assert metrics["counts"]["n_attempted"] == 3 and metrics["counts"]["n_kept"] == raw["kept"].sum()
+    assert raw["kept"].any()
+    again = run(c, "final_libs")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_tensile_backend_measures_every_kernel(tune):
+    c = tune(backend="tensile")
+    c.config["workload_list"] = ""
+    c.config["workload_inline"] = "128 128 1 128 B B S T N"
+    run(c, "tune")
+    text = c.path("optimizations", "configs", "BBS_TN_0.yaml").read_text()
+    assert "Name: Tensile" in text
+    log = c.path("logs", "optimize", "BBS_TN_0.log").read_text()
+    total = int(text.split("Total #kernels:")[1].split()[0])
+    evaluated = [int(line.split("|")[2]) for line in log.splitlines() if line.count("|") >= 4]
+    assert evaluated and evaluated[-1] <= total  # exhaustive over the valid kernels
+    assert total < 200_000 and evaluated[-1] > total // 2
+
+
+def test_stalled_job_is_killed_and_counted_then_rerun_succeeds(tune):
+    c = tune(stall_timeout=3, sim={"stall_on": ["M4096_N8_B1_K14336"]})
+    failed = run(c, "final_libs", "--keep-going", check=False)
+    assert failed.returncode != 0
+    assert "no progress in" in c.path("logs", "optimize", "BBS_TN_1.log").read_text()
+    assert c.path("optimizations", "failed_jobs.log").read_text().split() == ["BBS_TN_1"]
+    # tried twice (tune_retries: 1), killed both times
+    assert c.path("optimizations", "build_BBS_TN_1", ".failcount").read_text().strip() == "2"
+    assert not c.path("optimizations", "build_BBS_TN_1", "3_LibraryLogic").exists()
+    assert c.path("optimizations", "build_BBS_TN_0", "3_LibraryLogic").is_dir()
+
+    c.config["sim"] = {}
+    rerun = run(c, "final_libs")
+    assert jobs_run(rerun).get("optimize") == 1
+    assert not c.path("optimizations", "failed_jobs.log").exists()
+    assert c.path("final_libs").is_dir()
+
+
+def test_consecutive_failure_cap_stops_new_jobs(tune):
+    c = tune(max_consecutive_failures=1, tune_retries=0,
+             sim={"crash_on": ["BBS_TN_M"]})  # every tuning job crashes
+    c.cores = 1  # one job at a time, so the order of failures is defined
+    proc = run(c, "tune", "--keep-going", check=False)
+    assert proc.returncode != 0
+    logs = [c.path("logs", "optimize", f"BBS_TN_{i}.log").read_text() for i in range(3)]
+    assert sum("injected crash" in text for text in logs) == 1
+    assert sum("consecutive tuning jobs failed" in text for text in logs) == 2
+
+
+def test_resumable_build_dir_continues_from_its_checkpoint(tune):
+    c = tune()
+    run(c, "final_libs")
+    logic_dir = c.path("optimizations", "build_BBS_TN_2", "3_LibraryLogic")
+    before = {p.name: p.read_text() for p in logic_dir.glob("*.yaml")}
+    shutil.rmtree(logic_dir)
+    rerun = run(c, "tune")
+    assert jobs_run(rerun).get("optimize") == 1
+    assert "resumable build dir, retrying from its checkpoint" in \
+        c.path("logs", "optimize", "BBS_TN_2.log").read_text()
+    assert {p.name: p.read_text() for p in logic_dir.glob("*.yaml")} == before

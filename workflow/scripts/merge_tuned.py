@@ -1,0 +1,14 @@
+"""optimizations/build_*/3_LibraryLogic -> libs/: tuned libraries merged by file name, trimmed,
+with epilogues."""
+from geko_lib import files, jobs, library, platforms
+
+
+def main(smk):
+    platform = platforms.get(smk.config)
+    merged = library.merge_solutions("optimizations", epilogues=smk.config["epilogues"],
+                                     pattern="build_*/3_LibraryLogic/*.yaml")
+    with files.staged_dir(smk.output[0]) as staging:
+        library.write_collection(merged, staging, header=platform.note or None)
+
+
+jobs.run(main, snakemake)  # noqa: F821
