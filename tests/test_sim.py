@@ -282,12 +282,17 @@ def test_platform_get():
     assert described["measured"] is False and described["name"] == "sim"
 
 
-def test_tune_mode_not_available(tmp_path):
+def test_tune_mode_beats_the_default_kernel(tmp_path):
     p = platform()
-    with pytest.raises(PlatformError):
-        p.configure(None, tmp_path, "gfx950", {})
-    with pytest.raises(PlatformError):
-        p.optimize(tmp_path / "x.yaml", tmp_path, 0)
+    problem = GemmProblem(BBS_TN, 4096, 16, 1, 4096)
+    (config,) = p.configure((BBS_TN, [problem.size]), tmp_path / "configs", "gfx950",
+                            {"backend": "tensile"})
+    logic_dir = p.optimize(config, tmp_path / "build", 0)
+    (path,) = logic_dir.glob("*.yaml")
+    lib = library.load(path)
+    ((size, _, gflops),) = lib.sizes()
+    assert size == problem.size and "_SIMT_" in lib.solutions[0]["SolutionNameMin"]
+    assert gflops > p.bench([problem], tmp_path, 0)["gflops"].iloc[0]
 
 
 # --------------------------------------------------------------------------------------------

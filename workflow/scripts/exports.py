@@ -1,6 +1,8 @@
 """results/final_results.csv -> exports/: hipBLASLt tuning override file, TunableOp results."""
 import logging
 
+import pandas as pd
+
 from geko_lib import gemm, jobs
 from geko_lib.library import exports
 
@@ -16,8 +18,9 @@ def main(smk):
         torch_version=settings["torch_version"], rocm_version=settings["rocm_version"] or None)
     style = exports.tunableop_style(settings["torch_version"])
     types = [gemm.GemmProblem.from_row(r).type for r in winners.to_dict("records")]
-    supported = [exports.tunableop_supported(t, style) for t in types]
-    skipped = len(supported) - sum(supported)
+    supported = pd.Series([exports.tunableop_supported(t, style) for t in types],
+                          index=winners.index, dtype=bool)
+    skipped = int((~supported).sum())
     if skipped:
         log.warning("TunableOp has no GEMM op for %d kept GEMM(s) (fp8, int8, mixed types): "
                     "left out of %s", skipped, smk.output.tunableop)
