@@ -77,6 +77,26 @@ def get(config: dict) -> Platform:
     raise PlatformError(f"unknown platform {name!r} (choose sim, rocm or cuda)")
 
 
+def ceilings(config: dict) -> dict | None:
+    """The hardware ceilings a roofline needs, where the platform knows them: dense matrix peak
+    in TFLOP/s per input class ("16" for bf16/f16, "8" for fp8, "32", "64", "tf32", "i8", "4")
+    and memory bandwidth in TB/s, with where they come from."""
+    if config.get("platform", "sim") == "sim":
+        from .sim import arch_by_name
+
+        arch = arch_by_name(config.get("arch", "gfx950"))
+        return {"arch": arch.name, "peak_tflops": dict(arch.peak_tflops),
+                "hbm_tbps": arch.hbm_tbps, "source": "datasheet figures in the sim model"}
+    return None
+
+
+def peak_class(gemm_type) -> str:
+    """The ceilings key of a GEMM type's input data (see ceilings)."""
+    from .sim import _peak_class
+
+    return _peak_class(gemm_type)
+
+
 def describe(platform: Platform, config: dict) -> dict:
     """What metrics and reports record about where numbers came from."""
     return {"name": platform.name, "arch": config.get("arch"), "measured": platform.measured,
