@@ -33,6 +33,15 @@ if WORKLOAD_KIND != "inline":
         raise ValueError(f"config: workload_{WORKLOAD_KIND} {WORKLOAD_VALUE} does not exist")
 
 
+def runtime(minutes):
+    """Minutes of wall time for a job, doubling with each retry (cluster executors use it)."""
+    return lambda wildcards, attempt: minutes * 2 ** (attempt - 1)
+
+
+def mem_mb(megabytes):
+    return lambda wildcards, attempt: megabytes * attempt
+
+
 wildcard_constraints:
     chunk=r"gemms_\d+(-\d+)?",
     cfg=r"[A-Z0-9]+_[NT]{2}_\d+",

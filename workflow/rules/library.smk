@@ -46,6 +46,8 @@ rule bench_reference:
         "benchmarks/{lib}_bench-reference.csv",
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/bench_reference/{lib}.log",
     script:
@@ -60,6 +62,8 @@ rule bench_tuned:
         "benchmarks/{lib}_bench-tuned.csv",
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/bench_tuned/{lib}.log",
     script:
@@ -74,6 +78,8 @@ rule verify_tuned:
         "benchmarks/{lib}_verify-tuned.csv",
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/verify_tuned/{lib}.log",
     script:
@@ -94,6 +100,8 @@ rule prune_libs:
         time_limit=config["prune_time_limit"],
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/prune.log",
     script:

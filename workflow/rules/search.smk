@@ -24,6 +24,8 @@ rule search_chunk:
         "search/data/{chunk}.csv",
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/search/{chunk}.log",
     script:

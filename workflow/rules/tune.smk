@@ -24,6 +24,8 @@ rule optimize:
         directory("optimizations/build_{cfg}/3_LibraryLogic"),
     resources:
         gpu_slot=1,
+        runtime=runtime(240),
+        mem_mb=mem_mb(8000),
     retries: config["tune_retries"]
     log:
         "logs/optimize/{cfg}.log",

@@ -22,6 +22,8 @@ rule baseline:
         "baseline/workload.csv",
     resources:
         gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(4000),
     log:
         "logs/baseline.log",
     script:
