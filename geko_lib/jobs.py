@@ -15,6 +15,7 @@ from . import devices, platforms
 from .gemm import GemmError, GemmProblem
 from .library import LibraryError
 from .platforms import PlatformError
+from .provenance import StaleResultsError
 from .tuning.optimize import TuningAborted
 from .workload import WorkloadError
 
@@ -30,7 +31,7 @@ class StallError(JobFailed):
 
 
 USER_ERRORS = (WorkloadError, GemmError, LibraryError, PlatformError, ValueError, JobFailed,
-               TuningAborted)
+               TuningAborted, StaleResultsError)
 
 
 def run(main, smk) -> None:

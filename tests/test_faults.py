@@ -79,3 +79,18 @@ def test_malformed_config_is_refused_and_nothing_written(campaign, change, key):
     assert proc.returncode != 0
     assert key in proc.stderr
     assert not c.workdir.exists()
+
+
+def test_libraries_of_another_arch_are_refused(campaign):
+    c = campaign(keep_thr=0.0)
+    c.snakemake("final_libs")
+    recorded = (c.path("final_libs", "provenance.json")).read_text()
+    assert '"arch": "gfx950"' in recorded and '"platform": "sim"' in recorded
+    c.config["arch"] = "gfx942"  # an execution setting: snakemake itself sees no change
+    for path in c.path("final_libs").iterdir():
+        path.unlink()
+    c.path("final_libs").rmdir()
+    proc = c.snakemake("final_libs", check=False)
+    assert proc.returncode != 0
+    assert "was made for arch 'gfx950' (this run: 'gfx942')" in proc.stdout + proc.stderr
+    assert not c.path("final_libs").exists()

@@ -396,6 +396,7 @@ class SimPlatform:
     name = "sim"
     measured = False
     note = MODEL_NOTE
+    library_version = "sim-model-1"  # changes when the model's catalogue or formulas change
 
     @classmethod
     def from_config(cls, config: dict) -> "SimPlatform":

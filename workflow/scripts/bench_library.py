@@ -2,12 +2,14 @@
 <lib>_bench-tuned.csv (with the created library)."""
 from pathlib import Path
 
-from geko_lib import files, jobs
+from geko_lib import files, jobs, platforms, provenance
 
 
 def main(smk):
     problems = jobs.problems_in_rows(smk.input.rows)
     library = smk.input.get("library")
+    if library:
+        provenance.check(library, smk.config, platforms.get(smk.config))
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device, library=library,
                                  duration=smk.config["compare_duration"])

@@ -1,12 +1,14 @@
 """results/final_results.csv + libs/ -> final_libs/: only the kept kernels, ready to load."""
-from geko_lib import files, jobs, library, platforms
+from geko_lib import files, jobs, library, platforms, provenance
 
 
 def main(smk):
     kept = jobs.read_table(smk.input.final)
     platform = platforms.get(smk.config)
+    provenance.check(smk.input.libs, smk.config, platform)
     with files.staged_dir(smk.output[0]) as staging:
         library.ship_kept(smk.input.libs, kept, staging, header=platform.note)
+        provenance.write(staging, smk.config, platform)
 
 
 jobs.run(main, snakemake)  # noqa: F821

@@ -1,6 +1,6 @@
 """optimizations/build_*/3_LibraryLogic -> libs/: tuned libraries merged by file name, trimmed,
 with epilogues."""
-from geko_lib import files, jobs, library, platforms
+from geko_lib import files, jobs, library, platforms, provenance
 
 
 def main(smk):
@@ -9,6 +9,7 @@ def main(smk):
                                      pattern="build_*/3_LibraryLogic/*.yaml")
     with files.staged_dir(smk.output[0]) as staging:
         library.write_collection(merged, staging, header=platform.note or None)
+        provenance.write(staging, smk.config, platform)
 
 
 jobs.run(main, snakemake)  # noqa: F821

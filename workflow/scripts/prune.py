@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from geko_lib import files, jobs, library
+from geko_lib import files, jobs, library, provenance
 
 
 def main(smk):
@@ -12,6 +12,8 @@ def main(smk):
     with files.staged_dir(smk.output.libs) as staging, \
             tempfile.TemporaryDirectory(dir=Path(smk.output.libs).parent) as work, \
             jobs.on_device(smk.config) as (platform, device):
+        provenance.check(smk.input[0], smk.config, platform)
+        provenance.write(staging, smk.config, platform)
         for name, lib in library.load_dir(smk.input[0]).items():
 
             def sweep(cluster, name=name):
