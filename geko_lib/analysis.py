@@ -115,7 +115,228 @@ def _finite(value):
     return value
 
 
-def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict) -> dict:
+IMPROVED_EDGES_PCT = (1, 3, 5, 10, 20, 50, 100)
+REGRESSED_EDGES_PCT = (1, 3, 5, 10)
+
+
+def _in_ranges(magnitude: pd.Series, edges) -> dict:
+    """Disjoint buckets of positive magnitudes (percent): ``0_1_pct`` (0 < x < 1), ``1_3_pct``
+    (1 <= x < 3), ..., ``ge_<last>_pct``; every value > 0 lands in exactly one."""
+    magnitude = magnitude[magnitude > 0]
+    out, lower = {}, 0
+    for upper in edges:
+        out[f"{lower}_{upper}_pct"] = int(((magnitude >= lower) & (magnitude < upper)).sum())
+        lower = upper
+    out[f"ge_{lower}_pct"] = int((magnitude >= lower).sum())
+    return out
+
+
+# --- GEMM categories ---------------------------------------------------------------------------
+# geko's reading of the original's 20 shape labels (original_tool.md section 7.2): the first
+# rule that matches wins. "large" = a dimension > 8192, "very small" = <= 128.
+
+LARGE_DIM = 8192
+VERY_SMALL_DIM = 128
+CATEGORIES = (
+    "Very large batch", "Large batch", "Medium batch", "Small batch",
+    "M = 1", "N = 1", "K = 1",
+    "Large M, very small N and K", "Large N, very small M and K", "Large K, very small M and N",
+    "Large M", "Large N", "Large K", "Large M and N", "Large M and K", "Large N and K",
+    "Large M, N and K",
+    "Small GEMMs", "Large GEMMs", "Medium GEMMs",
+)
+
+
+def gemm_category(m: int, n: int, k: int, batch: int = 1) -> str:
+    """One of CATEGORIES: batch size first (> 8192, > 1024, > 128, >= 2), then a unit
+    dimension, then large dimensions (> 8192; one large with the other two <= 128 is its own
+    label), then all <= 1024 small, all >= 4096 large, else medium."""
+    if batch > 8192:
+        return "Very large batch"
+    if batch > 1024:
+        return "Large batch"
+    if batch > 128:
+        return "Medium batch"
+    if batch >= 2:
+        return "Small batch"
+    dims = {"M": m, "N": n, "K": k}
+    for name, value in dims.items():
+        if value == 1:
+            return f"{name} = 1"
+    large = [name for name, value in dims.items() if value > LARGE_DIM]
+    if len(large) == 1:
+        others = [name for name in dims if name != large[0]]
+        if all(dims[o] <= VERY_SMALL_DIM for o in others):
+            return f"Large {large[0]}, very small {others[0]} and {others[1]}"
+        return f"Large {large[0]}"
+    if len(large) == 2:
+        return f"Large {large[0]} and {large[1]}"
+    if len(large) == 3:
+        return "Large M, N and K"
+    if max(m, n, k) <= 1024:
+        return "Small GEMMs"
+    if min(m, n, k) >= 4096:
+        return "Large GEMMs"
+    return "Medium GEMMs"
+
+
+# --- roofline ----------------------------------------------------------------------------------
+
+ROOFLINE_COLUMNS = ("pct_roofline_reference", "pct_roofline_tuned")
+
+
+def _gemm_type(row):
+    from .gemm import GemmType
+
+    return GemmType(row["transA"], row["transB"], row["a_type"], row["b_type"], row["c_type"],
+                    row["d_type"], row["compute_type"])
+
+
+def roofline_table(raw: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
+    """Per GEMM: achieved TFLOP/s of both sides, arithmetic intensity, the roofline bound
+    ``min(peak of the GEMM's input class, intensity * bandwidth)`` and % of it reached.
+
+    ``ceilings`` is ``platforms.ceilings(config)``: ``peak_tflops`` by class, ``hbm_tbps``."""
+    from .platforms import peak_class
+
+    rows = raw.to_dict("records")
+    peaks = ceilings.get("peak_tflops") or {}
+    bandwidth = float(ceilings["hbm_tbps"])
+    out = pd.DataFrame(index=raw.index)
+    flops = 2.0 * raw["m"] * raw["n"] * raw["k"] * raw["batch_count"]
+    intensity = raw["arith_intensity"] if "arith_intensity" in raw else \
+        pd.Series([arithmetic_intensity(r) for r in rows], index=raw.index, dtype=float)
+    classes = []
+    names = []
+    for row in rows:
+        gemm_type = _gemm_type(row)
+        classes.append(peak_class(gemm_type))
+        names.append(f"{gemm_type.name}_M{int(row['m'])}_N{int(row['n'])}"
+                     f"_B{int(row['batch_count'])}_K{int(row['k'])}")
+    out["gemm"] = names
+    out["peak_class"] = classes
+    out["arith_intensity"] = intensity.astype(float)
+    out["peak_tflops"] = [float(peaks[c]) if c in peaks else np.nan for c in classes]
+    out["memory_bound_tflops"] = out["arith_intensity"] * bandwidth
+    out["roofline_tflops"] = np.fmin(out["peak_tflops"], out["memory_bound_tflops"])
+    # without a peak for the class the bandwidth is the only ceiling
+    out["bound"] = np.where(out["peak_tflops"] <= out["memory_bound_tflops"], "compute", "memory")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for side in ("reference", "tuned"):
+            us = raw[f"us_{side}"].astype(float)
+            out[f"tflops_{side}"] = flops / us / 1e6
+            out[f"pct_roofline_{side}"] = 100.0 * out[f"tflops_{side}"] / out["roofline_tflops"]
+    return out
+
+
+def enrich(raw: pd.DataFrame, ceilings: dict | None = None) -> pd.DataFrame:
+    """raw_results columns beyond compare(): ``category`` (gemm_category) and
+    ``pct_roofline_reference`` / ``pct_roofline_tuned`` (empty where the platform does not
+    know its ceilings)."""
+    raw = raw.copy()
+    raw["category"] = [gemm_category(int(m), int(n), int(k), int(b)) for m, n, k, b in
+                       zip(raw["m"], raw["n"], raw["k"], raw["batch_count"])]
+    if ceilings and len(raw):
+        table = roofline_table(raw, ceilings)
+        for column in ROOFLINE_COLUMNS:
+            raw[column] = table[column]
+    else:
+        for column in ROOFLINE_COLUMNS:
+            raw[column] = np.nan
+    return raw
+
+
+def _time_weights(raw: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Share of workload time per GEMM: pct_of_total (summary.csv), else the reference time
+    (call_count x us_reference where counts are known)."""
+    if "pct_of_total" in raw and raw["pct_of_total"].notna().any():
+        return raw["pct_of_total"].fillna(0.0).astype(float), "pct_of_total"
+    time = raw["us_reference"].astype(float)
+    if "call_count" in raw:
+        time = time * raw["call_count"].fillna(1).astype(float)
+    total = time.sum()
+    return (100.0 * time / total if total > 0 else time * 0.0), "reference time"
+
+
+def _weighted(values: pd.Series, weights: pd.Series):
+    ok = values.notna() & np.isfinite(values.astype(float)) & (weights > 0)
+    total = weights[ok].sum()
+    return float((values[ok] * weights[ok]).sum() / total) if total > 0 else None
+
+
+def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
+    """The ``roofline`` section of metrics.json: the ceilings, per-GEMM numbers and the
+    workload's time-weighted % of roofline for the reference, the tuned kernels and what
+    ships (tuned where kept, else reference)."""
+    table = roofline_table(raw, ceilings) if len(raw) else None
+    weights, weight_source = _time_weights(raw) if len(raw) else (pd.Series(dtype=float), None)
+    section = {
+        "ceilings": {"arch": ceilings.get("arch"), "peak_tflops": dict(ceilings["peak_tflops"]),
+                     "hbm_tbps": ceilings["hbm_tbps"], "source": ceilings.get("source")},
+        "definition": "roofline = min(peak TFLOP/s of the GEMM's input class, arith_intensity "
+                      "x bandwidth); % of roofline = achieved TFLOP/s / roofline",
+        "weights": weight_source,
+        "n": int(len(raw)),
+    }
+    if table is None:
+        return _finite(section | {"gemms": []})
+    kept = raw["kept"].astype(bool) if "kept" in raw else pd.Series(False, index=raw.index)
+    shipped = table["pct_roofline_tuned"].where(kept, table["pct_roofline_reference"])
+    section |= {
+        "n_memory_bound": int((table["bound"] == "memory").sum()),
+        "n_compute_bound": int((table["bound"] == "compute").sum()),
+        "weight_coverage_pct": float(weights.sum()),
+        "time_weighted_pct_roofline_reference": _weighted(table["pct_roofline_reference"], weights),
+        "time_weighted_pct_roofline_tuned": _weighted(table["pct_roofline_tuned"], weights),
+        "time_weighted_pct_roofline_shipped": _weighted(shipped, weights),
+        "mean_pct_roofline_reference": float(table["pct_roofline_reference"].mean()),
+        "mean_pct_roofline_tuned": float(table["pct_roofline_tuned"].mean()),
+        "median_pct_roofline_reference": float(table["pct_roofline_reference"].median()),
+        "median_pct_roofline_tuned": float(table["pct_roofline_tuned"].median()),
+    }
+    gemms = []
+    for i, row in zip(table.index, table.to_dict("records")):
+        gemms.append({
+            "gemm": row["gemm"], "lib": raw.at[i, "lib"] if "lib" in raw else None,
+            "peak_class": row["peak_class"], "arith_intensity": row["arith_intensity"],
+            "peak_tflops": row["peak_tflops"], "memory_bound_tflops": row["memory_bound_tflops"],
+            "roofline_tflops": row["roofline_tflops"], "bound": row["bound"],
+            "tflops_reference": row["tflops_reference"], "tflops_tuned": row["tflops_tuned"],
+            "pct_roofline_reference": row["pct_roofline_reference"],
+            "pct_roofline_tuned": row["pct_roofline_tuned"],
+            "time_share_pct": float(weights.loc[i]), "kept": bool(kept.loc[i]),
+        })
+    section["gemms"] = gemms
+    return _finite(section)
+
+
+def _categories(raw: pd.DataFrame, weights: pd.Series | None) -> dict:
+    category = raw["category"] if "category" in raw else pd.Series(
+        [gemm_category(int(m), int(n), int(k), int(b)) for m, n, k, b in
+         zip(raw["m"], raw["n"], raw["k"], raw["batch_count"])], index=raw.index, dtype=object)
+    out = {}
+    for label in CATEGORIES:
+        rows = raw[category == label]
+        if rows.empty:
+            continue
+        valid = rows[rows["valid"]]
+        kept = rows[rows["kept"]]
+        entry = {"n": int(len(rows)), "n_valid": int(len(valid)), "n_kept": int(len(kept)),
+                 "geomean_valid": _stats(valid["ratio"]).get("geomean"),
+                 "geomean_kept": _stats(kept["ratio"]).get("geomean")}
+        if weights is not None:
+            entry["pct_of_total"] = float(weights[rows.index].sum())
+            entry["e2e_uplift_pct"] = float(
+                kept["weighted_uplift_contribution_pct"].sum()) \
+                if "weighted_uplift_contribution_pct" in kept else None
+        out[label] = entry
+    return out
+
+
+def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
+            ceilings: dict | None = None) -> dict:
+    """metrics.json (docs/FORMATS.md): everything the original computes, per GEMM category,
+    and with ``ceilings`` (platforms.ceilings) a ``roofline`` section."""
     valid = raw[raw["valid"]]
     kept = raw[raw["kept"]]
     improved = valid["ratio"] > 1.0
@@ -131,6 +352,8 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict) ->
         "improved_cumulative": {f"ge_{p}_pct": int((uplift >= p).sum())
                                 for p in (1, 3, 5, 10, 20, 50, 100)},
         "regressed_cumulative": {f"ge_{p}_pct": int((-uplift >= p).sum()) for p in (1, 3, 5, 10)},
+        "improved_in_ranges": _in_ranges(uplift[improved], IMPROVED_EDGES_PCT),
+        "regressed_in_ranges": _in_ranges(-uplift[regressed], REGRESSED_EDGES_PCT),
     }
     if bool(raw["verified"].any()):
         counts["n_invalid"] = int((~raw["valid"]).sum())
@@ -148,9 +371,12 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict) ->
     per_type = {}
     for (a_type, ta, tb), group in valid.groupby(["a_type", "transA", "transB"]):
         stats = _stats(group["ratio"])
-        per_type[f"{a_type}_{ta}{tb}"] = {k: stats[k] for k in ("n", "geomean", "median", "max")}
+        entry = {k: stats[k] for k in ("n", "geomean", "median", "max")}
+        entry["mean"] = stats["mean"]
+        entry["n_kept"] = int(group["kept"].sum())
+        per_type[f"{a_type}_{ta}{tb}"] = entry
     winners = kept["kernel_tuned"]
-    return _finite({
+    out = {
         "platform": platform,
         "config": {"up_thr": up_thr, "error_thr": err_thr,
                    "verify": bool(raw["verified"].any())},
@@ -165,7 +391,12 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict) ->
         },
         "e2e": e2e,
         "per_dtype_layout": per_type,
-    })
+        "per_category": _categories(raw, raw["pct_of_total"].fillna(0.0)
+                                    if "pct_of_total" in raw else None),
+    }
+    if ceilings:
+        out["roofline"] = roofline_metrics(raw, ceilings)
+    return _finite(out)
 
 
 def _pct(value) -> str:

@@ -4,6 +4,8 @@
     geko --bench --inline 1024 1024 1 1024 B B S N T
     geko --search --list sizes.yaml --platform sim -- --dry-run
     geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
+    geko status run1 [--json]                                   (where a campaign stands)
+    geko coverage --library run1/final_libs --workload-log app.yaml [--timings CSV] [--json]
 
 Arguments are validated before anything is written; then a config file is written into the
 workdir and ``snakemake`` runs the target (``bench``, ``search`` or ``final_libs``) there, showing
@@ -40,7 +42,10 @@ class UsageError(Exception):
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="geko", description="Find faster GEMM kernels for the shapes an application runs.",
-        epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run).")
+        epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run). Other "
+               "commands: `geko status WORKDIR` (where a campaign stands), `geko coverage "
+               "--library DIR --workload LOG` (which logged GEMMs a library serves); "
+               "`geko status -h` for their options.")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--search", action="store_true",
                       help="dense search of the library's existing kernels (minutes)")
@@ -77,6 +82,9 @@ def parser() -> argparse.ArgumentParser:
                         "tensile (exhaustive)")
     p.add_argument("-n", "--n_slots", type=int, default=4,
                    help="tuning jobs per device for --tune (default 4)")
+    p.add_argument("--lock-dir", metavar="DIR",
+                   help="directory of the per-(device, slot) lock files (default: a host-wide "
+                        "temp dir, shared by every geko run of this user)")
     p.add_argument("--cores", type=int, default=max(os.cpu_count() or 1, 1),
                    help="CPU cores snakemake may use")
     p.add_argument("--no-verify", action="store_true", help="skip the numerical check")
@@ -119,6 +127,8 @@ def build_config(args) -> tuple[dict, str]:
         "bench_duration": args.duration, "compare_duration": args.benchmark_duration,
         "verify": not args.no_verify,
     }
+    if args.lock_dir:
+        config["lock_dir"] = str(Path(args.lock_dir).resolve())
     if args.inline:
         workload.read_inline(args.inline)  # validates every token before anything is written
         config["workload_inline"] = " ".join(args.inline)
@@ -155,8 +165,88 @@ def report(workdir: Path) -> None:
         print(f"geko: kept kernels in {workdir / 'final_libs'}")
 
 
+SUBCOMMANDS = ("status", "coverage")
+
+
+def status_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="geko status",
+        description="Where a running or finished campaign stands, from its workdir alone: jobs "
+                    "done/running/failed, best uplift so far, busy devices.")
+    p.add_argument("workdir", help="the campaign's workdir")
+    p.add_argument("--config", metavar="PATH",
+                   help="the config the run used (default: WORKDIR/geko_config.yaml, written by "
+                        "the geko command; without one, devices come from the job logs)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def coverage_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="geko coverage",
+        description="Which GEMMs of an application's log a library serves (exact type and "
+                    "size), with their share of calls and of GEMM time.")
+    p.add_argument("--library", required=True, metavar="PATH",
+                   help="library logic: a directory (e.g. a campaign's final_libs) or one file")
+    p.add_argument("--workload", "--workload-log", dest="workload", required=True,
+                   metavar="LOG", help="the application's GEMM log (any workload format)")
+    p.add_argument("--timings", metavar="CSV",
+                   help="per-GEMM times (a campaign's baseline/workload.csv or summary.csv: GEMM "
+                        "identity and us); default: the sim model's estimate")
+    p.add_argument("--arch", help="architecture of the sim model estimate (default: the "
+                                  "library's, else gfx950)")
+    p.add_argument("--top", type=int, default=30,
+                   help="GEMM rows to list, largest time first (0 = all; default 30)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def _dump_json(data) -> str:
+    from .analysis import _finite
+
+    return json.dumps(_finite(data), indent=2, allow_nan=False)
+
+
+def _print(text: str) -> None:
+    """Print a report; a reader that stops early (``| head``) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def status_main(argv: list[str]) -> int:
+    from . import status
+
+    args = status_parser().parse_args(argv)
+    try:
+        report = status.collect(args.workdir, args.config)
+    except status.StatusError as exc:
+        print(f"geko status: error: {exc}", file=sys.stderr)
+        return 2
+    _print(_dump_json(report) if args.json else status.format_text(report))
+    return 0
+
+
+def coverage_main(argv: list[str]) -> int:
+    from . import coverage
+    from .library import LibraryError
+
+    args = coverage_parser().parse_args(argv)
+    try:
+        report = coverage.coverage(args.library, args.workload, timings=args.timings,
+                                   arch=args.arch)
+    except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError) as exc:
+        print(f"geko coverage: error: {exc}", file=sys.stderr)
+        return 2
+    _print(_dump_json(report) if args.json else coverage.format_text(report, top=args.top))
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return (status_main if argv[0] == "status" else coverage_main)(argv[1:])
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[:argv.index("--")] if "--" in argv else argv
     args = parser().parse_args(own)

@@ -8,7 +8,7 @@ common currency between phases; a solution's parameters inside it are platform-s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import pandas as pd
 
@@ -31,12 +31,15 @@ class Platform(Protocol):
     note: str  # what every artifact made with this platform should say about itself ("" if none)
 
     def bench(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
-              library: Path | None = None, duration: float | None = None) -> pd.DataFrame:
+              library: Path | None = None, duration: float | None = None,
+              progress: Callable[[int], None] | None = None) -> pd.DataFrame:
         """One timing per problem (``duration`` s of GPU time each at most): the default
-        choice, or the solution of the library that ``create_library`` wrote into ``library``."""
+        choice, or the solution of the library that ``create_library`` wrote into ``library``.
+        ``progress(1)`` is called after each problem (here and in search/verify)."""
 
     def search(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
-               duration: float | None = None) -> pd.DataFrame:
+               duration: float | None = None,
+               progress: Callable[[int], None] | None = None) -> pd.DataFrame:
         """Timings of every candidate solution of every problem."""
 
     def extract(self, winners: pd.DataFrame, out_dir: Path) -> list[Path]:
@@ -46,7 +49,7 @@ class Platform(Protocol):
         """Turn library-logic files into what the platform loads at run time, inside out_dir."""
 
     def verify(self, problems: Sequence[GemmProblem], out_dir: Path, device: int,
-               library: Path) -> pd.DataFrame:
+               library: Path, progress: Callable[[int], None] | None = None) -> pd.DataFrame:
         """Numerical error of the library's solution per problem against a float64 reference."""
 
     def reference_solution(self, problem: GemmProblem, solution_index: int) -> dict:

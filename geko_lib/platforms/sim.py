@@ -37,6 +37,7 @@ import pandas as pd
 from .. import library as liblogic
 from ..gemm import BY_NAME, GemmProblem, GemmType
 from ..tuning import configure as tuning_configure
+from ..tuning import ga
 from ..tuning import optimize as tune
 from ..tuning.problem import TuningConfig
 from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
@@ -466,7 +467,8 @@ class SimPlatform:
         return found
 
     # --- protocol ----------------------------------------------------------------------------
-    def bench(self, problems, out_dir, device, library=None, duration=None) -> pd.DataFrame:
+    def bench(self, problems, out_dir, device, library=None, duration=None,
+              progress=None) -> pd.DataFrame:
         self._start_job(problems)
         chosen = self._library_choice(library)
         rows = []
@@ -474,9 +476,11 @@ class SimPlatform:
             cat, pos = self._choice(chosen, problem)
             us = self._times(problem, cat, np.array([pos]), device)[0]
             rows.append(self._row(problem, cat, pos, us, device))
+            if progress is not None:
+                progress(1)
         return results_frame(rows, RESULT_COLUMNS)
 
-    def search(self, problems, out_dir, device, duration=None) -> pd.DataFrame:
+    def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
         self._start_job(problems)
         rows = []
         for problem in problems:
@@ -485,6 +489,8 @@ class SimPlatform:
             times = self._times(problem, cat, candidates, device)
             rows.extend(self._row(problem, cat, pos, us, device)
                         for pos, us in zip(candidates, times))
+            if progress is not None:
+                progress(1)
         return results_frame(rows, RESULT_COLUMNS)
 
     def extract(self, winners: pd.DataFrame, out_dir) -> list[Path]:
@@ -525,7 +531,7 @@ class SimPlatform:
             liblogic.dump(lib, out / name, header=MODEL_NOTE)
         return out
 
-    def verify(self, problems, out_dir, device, library) -> pd.DataFrame:
+    def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
         self._start_job(problems)
         chosen = self._library_choice(library)
         rows = []
@@ -535,6 +541,8 @@ class SimPlatform:
             error = emulated_error(problem, int(cat.du[pos]), int(cat.gsu[pos]), faulty, self.seed)
             row = self._row(problem, cat, pos, 1.0, device)
             rows.append({c: row[c] for c in VERIFY_COLUMNS if c in row} | {"error": error})
+            if progress is not None:
+                progress(1)
         return results_frame(rows, VERIFY_COLUMNS)
 
     def reference_solution(self, problem, solution_index) -> dict:
@@ -580,8 +588,12 @@ class SimPlatform:
             return np.array([p.flops / self._times(p, cat, rows, device) / 1e3
                              for p in problems])
 
+        n_gen = None if cfg.backend.lower() == "tensile" else \
+            int(cfg.backend_config.get("n_gen", ga.GAConfig.n_gen))
+        progress = tune.progress_logger(cfg.name, total=n_gen)
         result = tune.search(cfg, space, evaluate, Path(build_dir), seed=self.seed,
-                             progress=tune.progress_logger(cfg.name))
+                             progress=progress)
+        progress.close()
         lib = tune.best_library(cfg, result, self.library_template(cfg.gemm_type),
                                 lambda params: tuned_solution(cfg.gemm_type, params))
         tune.write_logic(lib, build_dir, header=MODEL_NOTE)

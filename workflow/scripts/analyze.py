@@ -12,11 +12,13 @@ def concat(paths):
 
 def main(smk):
     platform = platforms.get(smk.config)
+    ceilings = platforms.ceilings(smk.config)  # None: the platform does not know its roofline
     raw = analysis.compare(concat(smk.input.reference), concat(smk.input.tuned),
                            concat(smk.input.verify), smk.params.up_thr, smk.params.err_thr,
                            weights=jobs.read_table(smk.input.summary))
+    raw = analysis.enrich(raw, ceilings)
     metrics = analysis.metrics(raw, smk.params.up_thr, smk.params.err_thr,
-                               platforms.describe(platform, smk.config))
+                               platforms.describe(platform, smk.config), ceilings=ceilings)
     files.write_csv(smk.output.raw, raw)
     files.write_csv(smk.output.final, raw[raw["kept"]])
     files.write_json(smk.output.metrics, metrics)

@@ -1,0 +1,214 @@
+"""``geko coverage``: which GEMMs of an application's log a library serves, and what share of the
+application's calls and GEMM time that is.
+
+A library serves a GEMM when one of its files has the GEMM's type (layout and data types) and an
+ExactLogic entry of its exact size [M, N, batch, K] (how hipBLASLt matches an Equality library).
+Time per GEMM = call_count x us, with ``us`` from a timings table (``baseline/workload.csv`` or
+``summary.csv`` of a campaign: GEMM identity columns and ``us``) or, without one, from the sim
+platform's model of the architecture (an estimate, and the report says so).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from . import library, workload
+from .gemm import GEMM_FIELDS, GemmProblem
+from .summary import gemm_identity, normalized
+
+KEYS = list(GEMM_FIELDS)
+
+
+class CoverageError(ValueError):
+    pass
+
+
+def library_entries(path) -> tuple[dict, list[str], str | None]:
+    """((GemmType, size) -> library file name, file names, architecture of the first file)."""
+    path = Path(path)
+    if path.is_dir():
+        libs = library.load_dir(path)
+    elif path.is_file():
+        libs = {path.name: library.load(path)}
+    else:
+        raise CoverageError(f"--library: {path} does not exist")
+    if not libs:
+        raise CoverageError(f"--library: no library logic (*.yaml) in {path}")
+    entries, arch = {}, None
+    for name, lib in sorted(libs.items()):
+        arch = arch or lib.architecture_name or None
+        gemm_type = lib.gemm_type
+        for size, _, _ in lib.sizes():
+            entries.setdefault((gemm_type, size), name)
+    return entries, sorted(libs), arch
+
+
+def _timings_table(path) -> pd.DataFrame:
+    path = Path(path)
+    if not path.is_file():
+        raise CoverageError(f"--timings: {path} does not exist")
+    frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
+                        na_values=[""])
+    frame = frame.rename(columns={"M": "m", "N": "n", "K": "k"})
+    if "us" not in frame and "us_reference" in frame:  # results/raw_results.csv
+        frame = frame.rename(columns={"us_reference": "us"})
+    missing = [c for c in KEYS + ["us"] if c not in frame and c not in ("scaleA", "scaleB")]
+    if missing:
+        raise CoverageError(f"--timings: {path} lacks column(s) {', '.join(missing)} (expected "
+                            "a baseline/workload.csv, a summary.csv with timings or "
+                            "results/raw_results.csv: GEMM identity and us)")
+    for col in ("scaleA", "scaleB"):
+        if col not in frame:
+            frame[col] = 0
+    frame = normalized(frame)
+    return frame[KEYS + ["us"]].drop_duplicates(subset=KEYS)
+
+
+def _model_times(problems: list[GemmProblem], arch: str) -> dict[GemmProblem, float]:
+    from . import platforms
+
+    platform = platforms.get({"platform": "sim", "arch": arch})
+    unique = list(dict.fromkeys(problems))
+    times = {}
+    with tempfile.TemporaryDirectory(prefix="geko-coverage-") as tmp:
+        try:
+            table = platform.bench(unique, Path(tmp), 0)
+            times = dict(zip(unique, table["us"].astype(float)))
+        except Exception:  # one type the model does not know: time the others one by one
+            for problem in unique:
+                try:
+                    times[problem] = float(platform.bench([problem], Path(tmp), 0)["us"].iloc[0])
+                except Exception:
+                    continue
+    return times
+
+
+def _model_arch(requested: str | None, library_arch: str | None) -> str:
+    from .platforms import PlatformError
+    from .platforms.sim import arch_by_name
+
+    for name in (requested, library_arch):
+        if not name:
+            continue
+        try:
+            return arch_by_name(name.split(":")[0]).name
+        except PlatformError:
+            if name is requested:
+                raise CoverageError(f"--arch: the sim model does not know {name!r}") from None
+    return "gfx950"
+
+
+def _pct(part: float, whole: float):
+    return 100.0 * part / whole if whole else None
+
+
+def coverage(library_path, workload_path, timings=None, arch: str | None = None) -> dict:
+    """The coverage report as a JSON-able mapping (see format_text)."""
+    entries, lib_files, lib_arch = library_entries(library_path)
+    table = workload.read(workload_path)
+    identity = gemm_identity(table)
+    problems = [GemmProblem.from_row(r) for r in identity.to_dict("records")]
+    if timings:
+        times_table = _timings_table(timings)
+        merged = identity.merge(times_table, on=KEYS, how="left")
+        us = [None if pd.isna(v) else float(v) for v in merged["us"]]
+        time_source = f"timings table {timings}"
+        model_arch = None
+    else:
+        model_arch = _model_arch(arch, lib_arch)
+        model = _model_times(problems, model_arch)
+        us = [model.get(p) for p in problems]
+        time_source = (f"sim model estimate ({model_arch}): predicted kernel times, not "
+                       "measurements")
+    lib_types = {t for t, _ in entries}
+    workload_keys = set()
+    gemms = []
+    for row, problem, t in zip(identity.to_dict("records"), problems, us):
+        key = (problem.type, problem.size)
+        workload_keys.add(key)
+        lib = entries.get(key)
+        reason = None
+        if lib is None:
+            reason = ("size not in the library" if problem.type in lib_types
+                      else f"type {problem.type.name} not in the library")
+        calls = int(row["call_count"])
+        gemms.append({"gemm": problem.name, "type": problem.type.name, "m": problem.m,
+                      "n": problem.n, "batch_count": problem.batch, "k": problem.k,
+                      "call_count": calls, "us": t,
+                      "time_us": None if t is None else calls * t,
+                      "served": lib is not None, "lib": lib, "reason": reason})
+    total_calls = sum(g["call_count"] for g in gemms)
+    total_time = sum(g["time_us"] for g in gemms if g["time_us"] is not None)
+    for g in gemms:
+        g["pct_calls"] = _pct(g["call_count"], total_calls)
+        g["pct_time"] = None if g["time_us"] is None else _pct(g["time_us"], total_time)
+    gemms.sort(key=lambda g: (g["time_us"] is None, -(g["time_us"] or 0.0), -g["call_count"]))
+
+    def share(rows):
+        calls = sum(g["call_count"] for g in rows)
+        timed = [g["time_us"] for g in rows if g["time_us"] is not None]
+        return {"n_gemms": len(rows), "pct_gemms": _pct(len(rows), len(gemms)),
+                "n_calls": calls, "pct_calls": _pct(calls, total_calls),
+                "time_us": sum(timed), "pct_time": _pct(sum(timed), total_time)}
+
+    unused = sorted(k for k in entries if k not in workload_keys)
+    return {
+        "library": str(library_path), "library_files": lib_files,
+        "n_library_sizes": len(entries),
+        "workload": str(workload_path), "n_gemms": len(gemms), "n_calls": total_calls,
+        "time_source": time_source, "estimate": not timings, "model_arch": model_arch,
+        "n_without_time": sum(g["time_us"] is None for g in gemms),
+        "served": share([g for g in gemms if g["served"]]),
+        "not_served": share([g for g in gemms if not g["served"]]),
+        "library_sizes_not_in_workload": [
+            {"type": t.name, "size": list(size), "lib": entries[(t, size)]} for t, size in unused],
+        "gemms": gemms,
+    }
+
+
+def _p(value, digits=1) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else f"{value:.{digits}f}%"
+
+
+def format_text(report: dict, top: int = 30) -> str:
+    s, ns = report["served"], report["not_served"]
+    lines = [
+        f"geko coverage: {report['library']} ({len(report['library_files'])} libraries, "
+        f"{report['n_library_sizes']} sizes) vs {report['workload']} ({report['n_gemms']} GEMMs, "
+        f"{report['n_calls']} calls)",
+        f"time per GEMM: {report['time_source']}",
+        f"served:     {s['n_gemms']} of {report['n_gemms']} GEMMs ({_p(s['pct_gemms'])}), "
+        f"{s['n_calls']} of {report['n_calls']} calls ({_p(s['pct_calls'])}), "
+        f"{_p(s['pct_time'])} of GEMM time{' (estimate)' if report['estimate'] else ''}",
+        f"not served: {ns['n_gemms']} GEMMs ({_p(ns['pct_gemms'])}), {ns['n_calls']} calls "
+        f"({_p(ns['pct_calls'])}), {_p(ns['pct_time'])} of GEMM time",
+    ]
+    if report["n_without_time"]:
+        lines.append(f"no time for {report['n_without_time']} GEMM(s): time shares are of the "
+                     "GEMMs with a time")
+    unused = report["library_sizes_not_in_workload"]
+    lines.append(f"library sizes the workload never runs: {len(unused)}")
+    lines.append("")
+    lines.append(f"  {'served':<7}{'calls':>9}{'% calls':>9}{'time (us)':>13}{'% time':>8}  "
+                 f"{'GEMM':<36}library / why not")
+    rows = report["gemms"] if not top or top <= 0 else report["gemms"][:top]
+    for g in rows:
+        time = "n/a" if g["time_us"] is None else f"{g['time_us']:.1f}"
+        lines.append(f"  {'yes' if g['served'] else 'no':<7}{g['call_count']:>9}"
+                     f"{_p(g['pct_calls']):>9}{time:>13}{_p(g['pct_time']):>8}  "
+                     f"{g['gemm']:<36}{g['lib'] if g['served'] else g['reason']}")
+    if len(rows) < len(report["gemms"]):
+        lines.append(f"  ... {len(report['gemms']) - len(rows)} more (--top 0 lists all)")
+    if unused:
+        lines.append("")
+        lines.append("library sizes the workload never runs:")
+        for u in unused[: top if top and top > 0 else len(unused)]:
+            lines.append(f"  {u['type']} {u['size']}  ({u['lib']})")
+        if top and 0 < top < len(unused):
+            lines.append(f"  ... {len(unused) - top} more")
+    return "\n".join(lines)
