@@ -287,14 +287,15 @@ def file_name(schedule_name: str, gemm_type: GemmType) -> str:
     return f"{schedule_name}_{gemm_type.tensile_problem_name}_UserArgs.yaml"
 
 
-def build(template: LibraryLogic, chosen: list[tuple[GemmProblem, dict, float]]) -> LibraryLogic:
+def build(template: LibraryLogic, chosen: list[tuple[GemmProblem, dict, float]],
+          key=lambda solution: int(solution["SolutionIndex"])) -> LibraryLogic:
     """A library serving exactly ``chosen`` (problem, solution, gflops): solutions deduplicated by
-    their original index, renumbered 0..n-1, sizes sorted by (M, N, B, K)."""
+    ``key`` (default: their original index), renumbered 0..n-1, sizes sorted by (M, N, B, K)."""
     solutions: list[dict] = []
-    position: dict[int, int] = {}
+    position: dict = {}
     exact = []
     for problem, solution, gflops in sorted(chosen, key=lambda c: c[0].size):
-        source = int(solution["SolutionIndex"])
+        source = key(solution)
         if source not in position:
             position[source] = len(solutions)
             renumbered = copy.deepcopy(solution)

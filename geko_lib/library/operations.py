@@ -257,28 +257,16 @@ def full_libs(frame: pd.DataFrame, lib_dir, reference_solution: Callable[[dict],
                 solution = copy.deepcopy(reference_solution(row))
                 gflops = row.get("gflops_reference", 0.0)
             chosen.append((GemmProblem(lib.gemm_type, *size), solution, float(gflops or 0.0)))
-        result = _build_distinct(lib, chosen)  # tuned and reference indices may collide
+        result = build(lib, chosen, key=_content)  # tuned and reference indices may collide
         if type_override:
             result.library_type = type_override
         out[name] = result
     return out
 
 
-def _build_distinct(template: LibraryLogic, chosen) -> LibraryLogic:
-    """Like build(), but solutions are told apart by content, not by their source index."""
-    solutions, exact, seen = [], [], {}
-    for problem, solution, gflops in sorted(chosen, key=lambda c: c[0].size):
-        key = repr(sorted((k, repr(v)) for k, v in solution.items() if k != "SolutionIndex"))
-        if key not in seen:
-            seen[key] = len(solutions)
-            entry = copy.deepcopy(solution)
-            entry["SolutionIndex"] = seen[key]
-            solutions.append(entry)
-        exact.append([list(problem.size), [seen[key], round(float(gflops), 3)]])
-    lib = copy.copy(template)
-    lib.solutions = solutions
-    lib.exact_logic = exact
-    return lib
+def _content(solution: dict) -> str:
+    """A solution's identity by its parameters, whatever its index."""
+    return repr(sorted((k, repr(v)) for k, v in solution.items() if k != "SolutionIndex"))
 
 
 def match_table_reference(match_table) -> Callable[[dict], dict]:

@@ -63,14 +63,9 @@ def best_library(cfg: TuningConfig, result: ga.SearchResult, template: logic.Lib
             log.warning("%s: no valid kernel for size %s", cfg.name, list(size))
             continue
         solution = solution_of(result.space.decode(result.individuals[best[n]]))
-        solution["SolutionIndex"] = len(chosen)  # build() dedupes by this: make it unique
         chosen.append((GemmProblem(cfg.gemm_type, *size), solution, float(scores[n])))
-    # identical kernels chosen for several sizes share one solution
-    by_name: dict[str, dict] = {}
-    for _, solution, _ in chosen:
-        first = by_name.setdefault(solution["SolutionNameMin"], solution)
-        solution["SolutionIndex"] = first["SolutionIndex"]
-    return logic.build(template, chosen)
+    # one kernel chosen for several sizes is one solution
+    return logic.build(template, chosen, key=lambda solution: solution["SolutionNameMin"])
 
 
 def write_logic(lib: logic.LibraryLogic, build_dir: Path, header: str | None = None) -> Path:
