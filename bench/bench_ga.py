@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
 from geko_lib.platforms import sim  # noqa: E402
 from geko_lib.tuning import ga  # noqa: E402
+from machine import cpu_name  # noqa: E402 (bench/machine.py, beside this script)
 
 BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 ARCH = "gfx950"
@@ -182,14 +183,7 @@ def bench_size(args) -> dict:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     try:
         import optuna
 

@@ -33,6 +33,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from geko_lib import workload  # noqa: E402
+from machine import cpu_name  # noqa: E402 (bench/machine.py, beside this script)
 
 # (a_type, b_type, c_type, d_type, compute_type, scale_type)
 TYPES = [
@@ -111,16 +112,6 @@ def best_of(fn, repeat=3) -> float:
     return best
 
 
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="keep the generated logs in this directory")
@@ -161,7 +152,7 @@ def main(argv=None):
         del lines
 
     print()
-    print(f"Machine: {platform.platform()}; CPU: {cpu_model()}; {os.cpu_count()} CPUs; "
+    print(f"Machine: {platform.platform()}; CPU: {cpu_name()}; {os.cpu_count()} CPUs; "
           f"Python {platform.python_version()}; PyYAML {yaml.__version__} "
           f"(libyaml: {yaml.__with_libyaml__}); date {_dt.date.today().isoformat()}")
     print()

@@ -35,6 +35,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from geko_lib.library import prune  # noqa: E402
+from machine import cpu_name  # noqa: E402 (bench/machine.py, beside this script)
 
 N_CU = 304
 TILES = [16, 32, 64, 96, 128, 192, 256]
@@ -134,14 +135,7 @@ def loss_stats(gflops: pd.DataFrame, sel: prune.Selection) -> float:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     import pulp
     try:
         import highspy  # noqa: F401
