@@ -94,10 +94,13 @@ def ceilings(config: dict) -> dict | None:
 
 
 def peak_class(gemm_type) -> str:
-    """The ceilings key of a GEMM type's input data (see ceilings)."""
-    from .sim import _peak_class
-
-    return _peak_class(gemm_type)
+    """The ceilings key of a GEMM type's input data (see ceilings): every platform states its
+    peak rates in these classes."""
+    if gemm_type.is_tf32:
+        return "tf32"
+    if gemm_type.a_type == "i8_r":
+        return "i8"
+    return {0.5: "4", 1: "8", 2: "16", 4: "32", 8: "64", 16: "64"}[gemm_type.input_bytes]
 
 
 def describe(platform: Platform, config: dict) -> dict:

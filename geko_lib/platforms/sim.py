@@ -40,7 +40,7 @@ from ..tuning import configure as tuning_configure
 from ..tuning import ga
 from ..tuning import optimize as tune
 from ..tuning.problem import TuningConfig
-from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
+from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, peak_class, results_frame
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class SimArch:
     device_names: tuple[str, ...]
     cus: int  # compute units / streaming multiprocessors
     clock_ghz: float
-    peak_tflops: dict  # dense matrix peak by input class (see _peak_class)
+    peak_tflops: dict  # dense matrix peak by input class (platforms.peak_class)
     hbm_tbps: float
     llc_mb: float  # last-level cache (Infinity Cache / L2)
     launch_us: float
@@ -89,15 +89,6 @@ def arch_by_name(name: str) -> SimArch:
     except KeyError:
         raise PlatformError(f"sim platform has no model of arch {name!r} "
                             f"(known: {', '.join(ARCHS)})") from None
-
-
-def _peak_class(gemm_type: GemmType) -> str:
-    if gemm_type.is_tf32:
-        return "tf32"
-    a = BY_NAME[gemm_type.a_type]
-    if a.hipblaslt == "i8_r":
-        return "i8"
-    return {0.5: "4", 1: "8", 2: "16", 4: "32", 8: "64", 16: "64"}[a.bytes]
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,7 +233,7 @@ def model_us(arch: SimArch, problem: GemmProblem, cat: Catalogue, rows=slice(Non
     efficiency = arch.efficiency * area / (area + 2048.0) * du / (du + 16.0 * 2 / in_bytes)
     lds_bytes = (mt0 + mt1) * du * in_bytes
     efficiency = np.where(lds_bytes > 65536, efficiency * 0.7, efficiency)
-    per_cu_flops = arch.peak_tflops[_peak_class(problem.type)] * 1e12 / arch.cus
+    per_cu_flops = arch.peak_tflops[peak_class(problem.type)] * 1e12 / arch.cus
     compute_s = waves * tile_flops / (per_cu_flops * efficiency)
 
     a_bytes, b_bytes = m * k * b * in_bytes, k * n * b * in_bytes
