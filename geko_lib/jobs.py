@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing as mp
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -77,11 +81,6 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
     """Run ``fn()`` in a child process; kill it (and count it as failed) when ``log_path``
     stops growing for ``stall_timeout`` seconds. Tuning jobs can hang (a wedged GPU, a
     deadlocked compiler); a log that stops growing is the only sign that generalizes."""
-    import multiprocessing as mp
-    import os
-    import signal
-    import time
-
     ctx = mp.get_context("fork")
     child = ctx.Process(target=_supervised_child, args=(fn,), daemon=False)
     child.start()
@@ -101,8 +100,6 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
 
 
 def _supervised_child(fn) -> None:
-    import os
-
     os.setpgid(0, 0)  # its own process group, so a kill takes its children too
     try:
         fn()

@@ -5,7 +5,9 @@ logic in ``build_dir/3_LibraryLogic``. The platform supplies how a kernel is tim
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -116,8 +118,6 @@ def build_state(build_dir: Path) -> str:
 
 def clean_for_retry(build_dir: Path) -> None:
     """Before a rerun: keep only the GA checkpoint and the failure count."""
-    import shutil
-
     for path in Path(build_dir).iterdir() if Path(build_dir).is_dir() else []:
         if path.name in (CHECKPOINT, FAILCOUNT):
             continue
@@ -133,8 +133,6 @@ class FailureStreak:
         self.failed_log = Path(directory) / "failed_jobs.log"
 
     def _update(self, change) -> int:
-        import fcntl
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
@@ -161,8 +159,6 @@ class FailureStreak:
         return self._update(lambda v: v + 1)
 
     def _edit_failed_log(self, name: str, add: bool) -> None:
-        import fcntl
-
         with open(self.path.with_suffix(".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             names = self.failed_log.read_text().split() if self.failed_log.exists() else []
