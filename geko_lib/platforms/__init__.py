@@ -74,7 +74,11 @@ def get(config: dict) -> Platform:
         from .sim import SimPlatform
 
         return SimPlatform.from_config(config)
-    if name in ("rocm", "cuda"):
+    if name == "rocm":
+        from .rocm.platform import RocmPlatform
+
+        return RocmPlatform.from_config(config)
+    if name == "cuda":
         raise PlatformError(f"platform {name!r} is not available in this version of geko yet; "
                             "use platform: sim")
     raise PlatformError(f"unknown platform {name!r} (choose sim, rocm or cuda)")
@@ -84,12 +88,18 @@ def ceilings(config: dict) -> dict | None:
     """The hardware ceilings a roofline needs, where the platform knows them: dense matrix peak
     in TFLOP/s per input class ("16" for bf16/f16, "8" for fp8, "32", "64", "tf32", "i8", "4")
     and memory bandwidth in TB/s, with where they come from."""
-    if config.get("platform", "sim") == "sim":
-        from .sim import arch_by_name
+    name = config.get("platform", "sim")
+    if name in ("sim", "rocm"):
+        from .sim import ARCH_ALIASES, arch_by_name
 
-        arch = arch_by_name(config.get("arch", "gfx950"))
+        arch_name = config.get("arch", "gfx950")
+        if name == "rocm" and ARCH_ALIASES.get(arch_name, arch_name) not in ("gfx942", "gfx950"):
+            return None  # no datasheet figures for other AMD GPUs here
+        arch = arch_by_name(arch_name)
+        source = "datasheet figures in the sim model" if name == "sim" else \
+            "AMD datasheet figures (the sim model's table), not measured on this GPU"
         return {"arch": arch.name, "peak_tflops": dict(arch.peak_tflops),
-                "hbm_tbps": arch.hbm_tbps, "source": "datasheet figures in the sim model"}
+                "hbm_tbps": arch.hbm_tbps, "source": source}
     return None
 
 
