@@ -63,7 +63,12 @@ def search_rows(gemms: pd.DataFrame, summary: pd.DataFrame, duration: float,
 
 
 def winners(candidates: pd.DataFrame) -> pd.DataFrame:
-    """The fastest candidate of every GEMM (ties: the lower solution index)."""
+    """The fastest candidate of every GEMM (ties: the lower solution index). Where the platform
+    marks candidates ``eligible`` (measured side by side and numerically checked), only those
+    can win."""
+    if "eligible" in candidates.columns:
+        eligible = candidates["eligible"].astype(str).str.lower().isin(("true", "1", "1.0"))
+        candidates = candidates[eligible]
     ordered = candidates.sort_values(["us", "solution_index"], kind="stable")
     best = ordered.drop_duplicates(subset=list(GEMM_FIELDS), keep="first")
     return best.sort_values(["m", "n", "batch_count", "k"], kind="stable").reset_index(drop=True)

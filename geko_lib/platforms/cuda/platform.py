@@ -1,0 +1,361 @@
+"""The cuda platform: cuBLASLt (through nvmath-python) and Triton kernels on an NVIDIA GPU.
+
+- bench: the default heuristic's choice (what an application calling cuBLASLt gets) or the
+  library's solution, with torch.matmul timed beside it;
+- search: cuBLASLt's heuristic list plus its own enumeration of configurations, screened within
+  a time budget per GEMM, the fastest few re-timed side by side and checked numerically;
+- tune (configure/optimize): Triton GEMM templates chosen by the genetic algorithm (tune.py).
+
+Solutions in library logic carry ``Backend`` (``cublaslt``, ``triton`` or ``default``) and the
+parameters of that backend; cuBLASLt solutions also record the cuBLASLt version and GPU name,
+which are checked whenever the library is loaded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ... import library as liblogic
+from ...gemm import GemmProblem, GemmType
+from .. import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
+from . import timing
+
+log = logging.getLogger(__name__)
+
+SCHEDULE = "cuda"
+DEFAULT_NAME = "cublaslt_heuristic_default"
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    budget_s: float = 5.0  # screening time per GEMM
+    heuristic_count: int = 16  # how many of the heuristic's ranked list are always screened
+    max_candidates: int = 400
+    finalists: int = 6  # re-timed side by side and checked numerically
+    workspace_mb: int = 32
+    err_thr: float = 0.01
+
+
+def solution_index_of(name: str) -> int:
+    """A stable index for a solution name (library logic wants integers)."""
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+def gpu_name(device: int) -> str:
+    return timing.torch().cuda.get_device_name(device)
+
+
+class CudaPlatform:
+    name = "cuda"
+    measured = True
+    note = ""
+
+    def __init__(self, settings: SearchSettings, seed: int = 0, arch: str = "h200",
+                 tune_options: dict | None = None):
+        self.settings = settings
+        self.seed = seed
+        self.arch = arch
+        self.tune_options = dict(tune_options or {})
+        self._descriptors: dict[GemmProblem, object] = {}
+        self._workspaces: dict[int, object] = {}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "CudaPlatform":
+        cuda = config.get("cuda") or {}
+        settings = SearchSettings(
+            budget_s=float(cuda.get("search_budget_s", SearchSettings.budget_s)),
+            heuristic_count=int(cuda.get("heuristic_count", SearchSettings.heuristic_count)),
+            max_candidates=int(cuda.get("max_candidates", SearchSettings.max_candidates)),
+            finalists=int(cuda.get("finalists", SearchSettings.finalists)),
+            workspace_mb=int(cuda.get("workspace_mb", SearchSettings.workspace_mb)),
+            err_thr=float(config.get("err_thr", SearchSettings.err_thr)))
+        return cls(settings, seed=int(cuda.get("seed", 0)), arch=config.get("arch", "h200"),
+                   tune_options=cuda.get("tune") or {})
+
+    # --- shared machinery -----------------------------------------------------------------------
+    def _lt(self, problem: GemmProblem):
+        from . import cublaslt
+
+        if problem not in self._descriptors:
+            self._descriptors[problem] = cublaslt.ProblemDescriptors(
+                problem, self.settings.workspace_mb * 2**20)
+        return self._descriptors[problem]
+
+    def _workspace(self, device: int):
+        t = timing.torch()
+        if device not in self._workspaces:
+            self._workspaces[device] = t.empty(self.settings.workspace_mb * 2**20,
+                                               dtype=t.uint8, device=f"cuda:{device}")
+        return self._workspaces[device]
+
+    def _operands(self, problem: GemmProblem, device: int, salt: int = 0):
+        seed = (self.seed * 1_000_003 + zlib.crc32(problem.name.encode()) + salt) & 0x7FFFFFFF
+        return timing.make_operands(problem, device, seed)
+
+    def launchers(self, solution: dict, problem: GemmProblem, sets, device: int) -> list:
+        """One zero-argument call per operand set running ``solution`` on ``problem``."""
+        backend = solution.get("Backend", "cublaslt")
+        if backend == "default":
+            lt = self._lt(problem)
+            algo = lt.heuristic(1)[0][1]
+            return [lt.call(algo, ops, self._workspace(device)) for ops in sets]
+        if backend == "cublaslt":
+            from . import cublaslt
+
+            check_environment(solution, device)
+            lt = self._lt(problem)
+            algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
+            return [lt.call(algo, ops, self._workspace(device)) for ops in sets]
+        if backend == "triton":
+            from . import triton_gemm
+
+            cfg = triton_gemm.TritonConfig.from_params(solution["Triton"])
+            reason = triton_gemm.infeasible_reason(cfg, problem)
+            if reason:
+                raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
+            return [triton_gemm.launcher(cfg, ops) for ops in sets]
+        raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
+
+    def _row(self, problem: GemmProblem, solution: dict, us: float, device: int,
+             **extra) -> dict:
+        name = solution["SolutionNameMin"]
+        return {**problem.gemm_fields(), "scaleA": 0, "scaleB": 0, "us": round(float(us), 4),
+                "gflops": round(problem.flops / us / 1e3, 3),
+                "gbps": round(problem.min_bytes / us / 1e3, 3),
+                "solution_index": solution_index_of(name), "solution_name": name,
+                "kernel": name, "platform": self.name, "measured": True, "device": int(device),
+                "params": json.dumps(_portable(solution), sort_keys=True), **extra}
+
+    def cublaslt_solution(self, cfg, device: int) -> dict:
+        from . import cublaslt
+
+        return {"SolutionNameMin": cfg.name, "Backend": "cublaslt",
+                "CublasLt": cfg.to_params(), "CublasLtVersion": cublaslt.version(),
+                "Device": gpu_name(device)}
+
+    def default_solution(self, problem: GemmProblem, device: int) -> dict:
+        """The heuristic's first choice, named by its configuration."""
+        cfg = self._lt(problem).heuristic(1)[0][0]
+        return {"SolutionNameMin": DEFAULT_NAME, "Backend": "default", "Chosen": cfg.name}
+
+    # --- protocol -------------------------------------------------------------------------------
+    def bench(self, problems, out_dir, device, library=None, duration=None,
+              progress=None) -> pd.DataFrame:
+        chosen = library_solutions(library) if library is not None else {}
+        rows = []
+        t = timing.torch()
+        for problem in problems:
+            sets = self._operands(problem, device)
+            solution = chosen.get(problem_key(problem)) or self.default_solution(problem, device)
+            us = timing.time_calls(self.launchers(solution, problem, sets, device)).us
+            extra = {}
+            if library is None and problem.type.a_type == problem.type.b_type:
+                matmuls = [(lambda o=o: t.matmul(o.x, o.y, out=o.d)) for o in sets]
+                extra["torch_us"] = round(timing.time_calls(matmuls).us, 4)
+            rows.append(self._row(problem, solution, us, device, **extra))
+            del sets
+            if progress is not None:
+                progress(1)
+        return results_frame(rows, RESULT_COLUMNS)
+
+    def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
+        rows = []
+        for problem in problems:
+            try:
+                rows.extend(self.search_one(problem, device))
+            except PlatformError as err:
+                log.warning("search skipped %s: %s", problem.name, err)
+            if progress is not None:
+                progress(1)
+        return results_frame(rows, RESULT_COLUMNS)
+
+    def search_one(self, problem: GemmProblem, device: int) -> list[dict]:
+        """Screen candidates within the budget, re-time the fastest side by side with the
+        default, check their numerics; rows of every candidate measured."""
+        s = self.settings
+        lt = self._lt(problem)
+        sets = self._operands(problem, device)
+        workspace = self._workspace(device)
+        default = self.default_solution(problem, device)
+        # the heuristic's own list first, then cuBLASLt's enumeration, each configuration once
+        ordered = itertools.chain(lt.heuristic(s.heuristic_count), lt.enumerate())
+        seen = set()
+        screened = []
+        deadline = time.monotonic() + s.budget_s
+        for cfg, algo in ordered:
+            if time.monotonic() > deadline or len(screened) >= s.max_candidates:
+                break
+            if cfg in seen:
+                continue
+            seen.add(cfg)
+            calls = [lt.call(algo, ops, workspace) for ops in sets]
+            try:
+                quick = timing.time_calls(calls, repeats=3, warmup=1, target_us=300.0)
+            except Exception as err:  # a config AlgoCheck accepted can still fail to run
+                log.info("%s: %s failed to run: %s", problem.name, cfg.name, err)
+                timing.torch().cuda.synchronize()
+                continue
+            screened.append((cfg, algo, quick.us))
+        screened.sort(key=lambda c: c[2])
+        finalists = screened[:s.finalists]
+        rows = [self._row(problem, self.cublaslt_solution(c, device), us, device,
+                          stage="screen", error=math.nan, eligible=False)
+                for c, _, us in screened[s.finalists:]]
+        default_calls = self.launchers(default, problem, sets, device)
+        timed = [(default, default_calls)] + [
+            (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
+            for c, a, _ in finalists]
+        for solution, calls in timed:  # side by side, same operands, same method
+            us = timing.time_calls(calls).us
+            error = timing.checked_error(calls[0], sets[0])
+            ok = error < s.err_thr
+            if not ok:
+                log.warning("%s: %s rejected, relative error %.3g", problem.name,
+                            solution["SolutionNameMin"], error)
+            rows.append(self._row(problem, solution, us, device, stage="final", error=error,
+                                  eligible=ok))
+        log.info("%s: screened %d configurations in %.1f s", problem.name, len(screened),
+                 s.budget_s)
+        return rows
+
+    def extract(self, winners: pd.DataFrame, out_dir) -> list[Path]:
+        by_type: dict[GemmType, list] = {}
+        for row in winners.to_dict("records"):
+            problem = GemmProblem.from_row(row)
+            solution = json.loads(row["params"])
+            by_type.setdefault(problem.type, []).append((problem, solution, float(row["gflops"])))
+        paths = []
+        for gemm_type, chosen in sorted(by_type.items()):
+            lib = liblogic.build(self.library_template(gemm_type, chosen), chosen,
+                                 key=lambda sol: sol["SolutionNameMin"])
+            path = Path(out_dir) / liblogic.file_name(SCHEDULE, gemm_type)
+            paths.append(liblogic.dump(lib, path))
+        return paths
+
+    def library_template(self, gemm_type: GemmType, chosen=()) -> liblogic.LibraryLogic:
+        devices = sorted({sol.get("Device") for _, sol, _ in chosen if sol.get("Device")})
+        return liblogic.LibraryLogic(
+            version={"MinimumRequiredVersion": "5.0.0"}, schedule_name=SCHEDULE,
+            architecture=self.arch, device_names=devices or [self.arch],
+            problem_type=liblogic.problem_type_for(gemm_type), solutions=[])
+
+    def create_library(self, libs_dir, out_dir) -> Path:
+        """The cuda runtime loads library logic directly: validate and copy it."""
+        out = Path(out_dir) / "library"
+        out.mkdir(parents=True, exist_ok=True)
+        for name, lib in liblogic.load_dir(libs_dir).items():
+            for solution in lib.solutions:
+                validate_solution(solution, source=f"{libs_dir}/{name}")
+            liblogic.dump(lib, out / name)
+        return out
+
+    def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
+        chosen = library_solutions(library)
+        rows = []
+        for problem in problems:
+            solution = chosen.get(problem_key(problem)) or self.default_solution(problem, device)
+            ops = self._operands(problem, device, salt=7)[:1]  # fresh data, not the timing's
+            error = timing.checked_error(self.launchers(solution, problem, ops, device)[0],
+                                         ops[0])
+            row = self._row(problem, solution, 1.0, device)
+            rows.append({c: row[c] for c in VERIFY_COLUMNS if c in row} | {"error": error})
+            if progress is not None:
+                progress(1)
+        return results_frame(rows, VERIFY_COLUMNS)
+
+    def reference_solution(self, problem, solution_index) -> dict:
+        """The reference is the library default: a solution that tells the runtime to fall
+        through to cuBLAS's own heuristic."""
+        return {"SolutionIndex": int(solution_index), "SolutionNameMin": DEFAULT_NAME,
+                "Backend": "default"}
+
+    def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
+        lib = liblogic.load(library)
+        rows = []
+        for problem in problems:
+            sets = self._operands(problem, device)
+            for position, solution in enumerate(lib.solutions):
+                try:
+                    us = timing.time_calls(self.launchers(solution, problem, sets, device)).us
+                except PlatformError:
+                    us = math.inf
+                rows.append({"m": problem.m, "n": problem.n, "batch_count": problem.batch,
+                             "k": problem.k, "SolutionIndex": lib.solutions.index_of(position),
+                             "us": us, "gflops": problem.flops / us / 1e3})
+        return pd.DataFrame(rows)
+
+    def configure(self, gemm_config, out_dir, arch, options):
+        from . import tune
+
+        gemm_type, sizes = gemm_config
+        return tune.configure(gemm_type, sizes, Path(out_dir), {**self.tune_options,
+                                                                 **(options or {})})
+
+    def optimize(self, tuning_yaml, build_dir, device) -> Path:
+        from . import tune
+
+        return tune.optimize(Path(tuning_yaml), Path(build_dir), device)
+
+
+# --- library files ----------------------------------------------------------------------------
+
+def problem_key(problem: GemmProblem) -> tuple:
+    return (problem.type, problem.size)
+
+
+def library_solutions(library) -> dict:
+    """(GEMM type, size) -> solution dict, from the library dir ``create_library`` wrote."""
+    chosen = {}
+    lib_dir = Path(library) / "library"
+    for lib in liblogic.load_dir(lib_dir).values():
+        positions = lib.solution_position()
+        for size, index, _ in lib.sizes():
+            chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
+    return chosen
+
+
+def validate_solution(solution: dict, source: str) -> None:
+    backend = solution.get("Backend")
+    needed = {"cublaslt": ("CublasLt", "CublasLtVersion"), "triton": ("Triton",),
+              "default": ()}.get(backend)
+    if needed is None:
+        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: Backend "
+                            f"{backend!r} is not one of cublaslt, triton, default")
+    missing = [k for k in ("SolutionNameMin", *needed) if k not in solution]
+    if missing:
+        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: missing "
+                            f"{', '.join(missing)}")
+    if backend == "cublaslt":
+        from .cublaslt import AlgoConfig
+
+        AlgoConfig.from_params(solution["CublasLt"])
+
+
+def check_environment(solution: dict, device: int) -> None:
+    """A cuBLASLt configuration is only trusted with the cuBLASLt version and GPU it was
+    measured on."""
+    from . import cublaslt
+
+    want_version, have_version = solution.get("CublasLtVersion"), cublaslt.version()
+    if want_version is not None and int(want_version) != have_version:
+        raise PlatformError(f"solution {solution['SolutionNameMin']} was measured with "
+                            f"cuBLASLt {want_version}, this is {have_version}: re-run the search")
+    want_gpu = solution.get("Device")
+    if want_gpu and want_gpu != gpu_name(device):
+        raise PlatformError(f"solution {solution['SolutionNameMin']} was measured on "
+                            f"{want_gpu}, this is {gpu_name(device)}: re-run the search")
+
+
+def _portable(solution: dict) -> dict:
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in solution.items()
+            if k != "SolutionIndex"}

@@ -1,0 +1,249 @@
+"""Measuring and checking GEMM kernels on a CUDA GPU.
+
+Every timing here follows one method (shared/reference/h200_measurements.md): fresh random
+operands (never zeros), rotated over enough copies that together they are at least 4x the L2
+cache, a warm-up, then a CUDA graph of many calls replayed several times and timed with device
+events; the result is the median replay over the number of calls. Every kernel that can win is
+also run once on a NaN-poisoned output and compared with a float32 reference, so a kernel that
+skips part of the output or computes the wrong thing is caught.
+
+Operands follow BLAS (column-major) conventions, held as row-major torch tensors of the same
+memory: D (M x N, column-major) is D_mem (N x M, row-major) = X @ Y with X = op(B)^T (N x K)
+and Y = op(A)^T (K x M). That is PyTorch's ``y = x W^T`` for a TN problem (X = tokens, W = A).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ...gemm import GemmProblem, dtype
+
+L2_BYTES_H200 = 60 * 2**20
+ROTATING_FACTOR = 4  # operand copies together cover at least this many L2 sizes
+MAX_ROTATING_BYTES = 6 * 2**30  # cap on the rotating copies for the largest GEMMs
+
+
+def torch():
+    import torch as _torch  # imported late: the sim/rocm paths and CI never need torch
+
+    return _torch
+
+
+def torch_dtype(name: str):
+    return getattr(torch(), dtype(name).torch)
+
+
+@dataclass
+class Operands:
+    """One set of operands of a problem: A, B and D as the memory cuBLASLt sees."""
+
+    problem: GemmProblem
+    a: object  # (batch, K, M) if transA == "N" else (batch, M, K), contiguous
+    b: object  # (batch, N, K) if transB == "N" else (batch, K, N), contiguous
+    d: object  # (batch, N, M), contiguous: column-major M x N per batch
+
+    @property
+    def x(self):
+        """op(B)^T, (batch, N, K): the left operand of the row-major product."""
+        return self.b if self.problem.type.transB == "N" else self.b.transpose(1, 2)
+
+    @property
+    def y(self):
+        """op(A)^T, (batch, K, M): the right operand of the row-major product."""
+        return self.a.transpose(1, 2) if self.problem.type.transA == "T" else self.a
+
+
+def operand_bytes(problem: GemmProblem) -> int:
+    return int(math.ceil(problem.min_bytes))
+
+
+def rotating_count(problem: GemmProblem, l2_bytes: int = L2_BYTES_H200) -> int:
+    """How many operand sets make the rotation at least ROTATING_FACTOR x L2 (>= 1)."""
+    per_set = operand_bytes(problem)
+    wanted = math.ceil(ROTATING_FACTOR * l2_bytes / per_set)
+    affordable = max(1, MAX_ROTATING_BYTES // per_set)
+    return int(max(1, min(max(wanted, 2 if per_set * 2 <= MAX_ROTATING_BYTES else 1),
+                          affordable)))
+
+
+def random_operand(shape, type_name: str, device, generator):
+    """Standard-normal values in the operand's type (scaled into range for fp8)."""
+    t = torch()
+    target = torch_dtype(type_name)
+    values = t.randn(shape, device=device, dtype=t.float32, generator=generator)
+    if target in (t.int8,):
+        return values.mul(16).round().clamp(-127, 127).to(target)
+    return values.to(target)
+
+
+def make_operands(problem: GemmProblem, device: int, seed: int, count: int | None = None,
+                  l2_bytes: int = L2_BYTES_H200) -> list[Operands]:
+    """``count`` fresh operand sets (default: enough to rotate past the L2)."""
+    t = torch()
+    gt = problem.type
+    batch, m, n, k = problem.batch, problem.m, problem.n, problem.k
+    a_shape = (batch, m, k) if gt.transA == "T" else (batch, k, m)
+    b_shape = (batch, n, k) if gt.transB == "N" else (batch, k, n)
+    gen = t.Generator(device=f"cuda:{device}")
+    gen.manual_seed(seed)
+    sets = []
+    for _ in range(count or rotating_count(problem, l2_bytes)):
+        a = random_operand(a_shape, gt.a_type, f"cuda:{device}", gen)
+        b = random_operand(b_shape, gt.b_type, f"cuda:{device}", gen)
+        d = t.empty((batch, n, m), device=f"cuda:{device}", dtype=torch_dtype(gt.d_type))
+        sets.append(Operands(problem, a, b, d))
+    return sets
+
+
+def reference(ops: Operands):
+    """The product in float32 (no TF32), from the same rounded inputs the kernel saw."""
+    t = torch()
+    with allow_tf32(False):
+        return t.matmul(ops.x.float(), ops.y.float())
+
+
+class allow_tf32:
+    """Context manager pinning torch's float32 matmul precision."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        t = torch()
+        self.saved = t.backends.cuda.matmul.allow_tf32
+        t.backends.cuda.matmul.allow_tf32 = self.on
+
+    def __exit__(self, *exc):
+        torch().backends.cuda.matmul.allow_tf32 = self.saved
+
+
+def relative_error(out, ref) -> float:
+    """||out - ref||_F / ||ref||_F in float64; inf when anything is not finite."""
+    t = torch()
+    out64 = out.to(t.float64)
+    if not bool(t.isfinite(out64).all()):
+        return math.inf
+    ref64 = ref.to(t.float64)
+    denom = float(t.linalg.vector_norm(ref64))
+    return float(t.linalg.vector_norm(out64 - ref64)) / (denom or 1.0)
+
+
+def checked_error(call: Callable[[], None], ops: Operands, ref=None) -> float:
+    """Run ``call`` once on a NaN-poisoned output; the relative error (inf if any element was
+    left unwritten or is not finite)."""
+    t = torch()
+    ops.d.fill_(float("nan"))
+    call()
+    t.cuda.synchronize()
+    return relative_error(ops.d, reference(ops) if ref is None else ref)
+
+
+@dataclass(frozen=True)
+class Timing:
+    us: float  # median time per call
+    spread: float  # (max - min) / median over the repeats
+    calls: int  # calls per replay
+    graph: bool  # False when the calls could not be captured and ran eagerly
+
+
+def _event_pair():
+    t = torch()
+    return t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+
+
+def _time_region(run: Callable[[], None]) -> float:
+    start, end = _event_pair()
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3  # us
+
+
+def calls_per_replay(estimate_us: float, n_sets: int, target_us: float = 2000.0,
+                     most: int = 512) -> int:
+    """Enough calls that one replay runs about ``target_us`` (launch gaps and event
+    resolution vanish), at least one pass over the operand sets."""
+    wanted = math.ceil(target_us / max(estimate_us, 1.0))
+    return int(min(max(wanted, n_sets, 4), max(most, n_sets)))
+
+
+def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: int = 2,
+               target_us: float = 2000.0, use_graph: bool = True) -> Timing:
+    """Median time per call of ``calls`` (one per operand set), rotating through them."""
+    t = torch()
+    n_sets = len(calls)
+    for call in calls:  # first run: compiles, loads modules, allocates
+        call()
+    t.cuda.synchronize()
+    estimate = _time_region(lambda: [c() for c in calls]) / n_sets
+    n_calls = calls_per_replay(estimate, n_sets, target_us)
+
+    def one_pass():
+        for i in range(n_calls):
+            calls[i % n_sets]()
+
+    run = one_pass
+    graphed = False
+    if use_graph:
+        try:
+            graph = t.cuda.CUDAGraph()
+            stream = t.cuda.Stream()
+            stream.wait_stream(t.cuda.current_stream())
+            with t.cuda.stream(stream):
+                one_pass()  # calls on a side stream once before capture, as torch advises
+            t.cuda.current_stream().wait_stream(stream)
+            t.cuda.synchronize()
+            with t.cuda.graph(graph):
+                one_pass()
+            run = graph.replay
+            graphed = True
+        except RuntimeError:
+            t.cuda.synchronize()
+    for _ in range(warmup):
+        run()
+    t.cuda.synchronize()
+    samples = [_time_region(run) / n_calls for _ in range(repeats)]
+    median = statistics.median(samples)
+    return Timing(us=median, spread=(max(samples) - min(samples)) / median, calls=n_calls,
+                  graph=graphed)
+
+
+def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
+    """Time of a device-to-device copy moving ``n_bytes`` in total (half read, half
+    written): the size-aware memory floor of a kernel that must move that many bytes."""
+    t = torch()
+    half = max(int(n_bytes // 2), 1 << 12)
+    count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / half))
+    count = min(count, max(2, MAX_ROTATING_BYTES // (2 * half)))
+    src = [t.empty(half, dtype=t.uint8, device=f"cuda:{device}").random_(0, 255)
+           for _ in range(count)]
+    dst = [t.empty_like(s) for s in src]
+    calls = [lambda s=s, d=d: d.copy_(s) for s, d in zip(src, dst)]
+    return time_calls(calls, repeats=repeats).us
+
+
+def matmul_peak_tflops(device: int, size: int = 8192) -> float:
+    """bf16 dense matmul rate of the device's own library on random data, TFLOP/s."""
+    t = torch()
+    a = t.randn(size, size, device=f"cuda:{device}", dtype=t.bfloat16)
+    b = t.randn(size, size, device=f"cuda:{device}", dtype=t.bfloat16)
+    out = t.empty_like(a)
+    timing = time_calls([lambda: t.matmul(a, b, out=out)], repeats=10, target_us=20000)
+    return 2 * size**3 / timing.us / 1e6
+
+
+def measure_ceilings(device: int) -> dict:
+    """Copy bandwidth (1 GiB, read + write) and the bf16 matmul rate, measured now."""
+    gib = 2**30
+    copy = copy_us(2 * gib, device)
+    return {"hbm_tbps": 2 * gib / copy / 1e6, "peak_tflops": {"16": matmul_peak_tflops(device)},
+            "source": "measured on this device in this run (copy of 1 GiB; bf16 8192^3 matmul)"}
+
+
+def size_aware_floor_us(problem: GemmProblem, peak_tflops: float, device: int) -> float:
+    """max(FLOPs at the measured matmul rate, a device copy moving the same bytes)."""
+    return max(problem.flops / peak_tflops / 1e6, copy_us(operand_bytes(problem), device))

@@ -1,0 +1,161 @@
+"""The cuda platform on a real NVIDIA GPU: timing harness, cuBLASLt search, library, runtime,
+and a real workflow run. Skipped where there is no GPU (CI); run on the device machine."""
+
+import json
+import math
+
+import pytest
+import yaml
+
+from geko_lib import library as liblogic
+from geko_lib.gemm import GemmProblem, GemmType
+
+pytestmark = pytest.mark.gpu
+
+BF16 = dict(a_type="bf16_r", b_type="bf16_r", c_type="bf16_r", d_type="bf16_r",
+            compute_type="c_f32_r")
+
+
+def problem(trans_a="T", trans_b="N", m=512, n=64, k=1024):
+    gemm_type = GemmType(trans_a, trans_b, **BF16)
+    return GemmProblem(gemm_type, m, n, 1, k)
+
+
+@pytest.fixture
+def platform():
+    from geko_lib.platforms.cuda import CudaPlatform, platform as cp
+
+    return CudaPlatform(cp.SearchSettings(budget_s=1.0, max_candidates=40, finalists=3))
+
+
+def test_operands_rotate_past_l2_and_are_random():
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(m=4096, n=16, k=4096)
+    sets = timing.make_operands(p, 0, seed=1)
+    total = sum(s.a.numel() * 2 + s.b.numel() * 2 + s.d.numel() * 2 for s in sets)
+    assert total >= timing.ROTATING_FACTOR * timing.L2_BYTES_H200
+    assert float(sets[0].a.float().abs().mean()) > 0.5  # standard normal, not zeros
+    assert not bool((sets[0].a == sets[1].a).all())
+
+
+@pytest.mark.parametrize("trans_a,trans_b", [("T", "N"), ("N", "N"), ("N", "T"), ("T", "T")])
+def test_cublaslt_default_and_enumerated_configs_compute_the_product(trans_a, trans_b):
+    from geko_lib.platforms.cuda import cublaslt, timing
+
+    t = timing.torch()
+    p = problem(trans_a, trans_b, m=384, n=96, k=640)
+    ops = timing.make_operands(p, 0, seed=3, count=1)[0]
+    workspace = t.empty(cublaslt.DEFAULT_WORKSPACE, dtype=t.uint8, device="cuda:0")
+    with cublaslt.ProblemDescriptors(p) as lt:
+        default_cfg, algo = lt.heuristic(1)[0]
+        assert timing.checked_error(lt.call(algo, ops, workspace), ops) < 1e-2
+        configs = []
+        for cfg, algo in lt.enumerate():
+            configs.append(cfg)
+            assert timing.checked_error(lt.call(algo, ops, workspace), ops) < 1e-2, cfg.name
+            if len(configs) == 12:
+                break
+        assert len(set(configs)) == len(configs) == 12
+        rebuilt = lt.checked(cublaslt.AlgoConfig.from_params(configs[3].to_params()))
+        assert cublaslt.config_of(rebuilt) == configs[3]
+
+
+def test_time_calls_is_stable_and_uses_a_graph():
+    from geko_lib.platforms.cuda import timing
+
+    t = timing.torch()
+    p = problem(m=4096, n=128, k=4096)
+    sets = timing.make_operands(p, 0, seed=5)
+    calls = [lambda o=o: t.matmul(o.x, o.y, out=o.d) for o in sets]
+    first, second = timing.time_calls(calls), timing.time_calls(calls)
+    assert first.graph and first.calls >= len(sets)
+    assert abs(first.us - second.us) / first.us < 0.2
+
+
+def test_search_finds_checked_winner_never_slower_than_default(platform):
+    from geko_lib import search
+
+    rows = platform.search([problem(m=4096, n=16, k=4096)], None, 0)
+    final = rows[rows["stage"] == "final"]
+    assert (final["solution_name"] == "cublaslt_heuristic_default").sum() == 1
+    assert final["error"].max() < 1e-2
+    best = search.winners(rows).iloc[0]
+    default_us = float(final.loc[final["solution_name"] == "cublaslt_heuristic_default",
+                                 "us"].iloc[0])
+    assert float(best["us"]) <= default_us
+    assert json.loads(best["params"])["Backend"] in ("cublaslt", "default")
+
+
+def test_poisoned_output_catches_a_kernel_that_skips_rows():
+    from geko_lib.platforms.cuda import timing
+
+    t = timing.torch()
+    p = problem(m=256, n=64, k=256)
+    ops = timing.make_operands(p, 0, seed=9, count=1)[0]
+
+    def lazy():  # writes all but the last row of D_mem
+        ops.d[:, :-1].copy_(t.matmul(ops.x, ops.y)[:, :-1])
+
+    assert math.isinf(timing.checked_error(lazy, ops))
+
+
+def test_library_round_trip_verify_and_runtime_dispatch(platform, tmp_path):
+    from geko_lib import runtime, search
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(m=1024, n=32, k=2048)
+    rows = platform.search([p], None, 0)
+    winners = search.winners(rows)
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    paths = platform.extract(winners, libs)
+    lib = liblogic.load(paths[0])
+    solution = lib.solutions[0]
+    assert solution["Backend"] in ("cublaslt", "default")
+    built = platform.create_library(libs, tmp_path / "built")
+    verified = platform.verify([p], None, 0, built.parent)
+    assert float(verified["error"].iloc[0]) < 1e-2
+
+    rt = runtime.load(libs)
+    t = timing.torch()
+    x = t.randn(32, 2048, device="cuda", dtype=t.bfloat16)
+    w = t.randn(1024, 2048, device="cuda", dtype=t.bfloat16)
+    out = rt.linear(x, w)
+    ref = t.nn.functional.linear(x.float(), w.float())
+    assert timing.relative_error(out, ref) < 1e-2
+    rt.linear(t.randn(7, 2048, device="cuda", dtype=t.bfloat16), w)  # not in the library
+    cov = rt.coverage()
+    expected_hits = 0 if solution["Backend"] == "default" else 1
+    assert cov["hits"] == expected_hits and cov["misses"] == 2 - expected_hits
+
+
+def test_stored_config_from_another_cublaslt_is_refused(platform, tmp_path):
+    from geko_lib.platforms import PlatformError
+
+    p = problem()
+    cfg = platform._lt(p).heuristic(1)[0][0]
+    solution = platform.cublaslt_solution(cfg, 0) | {"CublasLtVersion": 1}
+    with pytest.raises(PlatformError, match="re-run the search"):
+        platform.launchers(solution, p, [], 0)
+
+
+def test_workflow_search_on_the_gpu(campaign, tmp_path):
+    workload = tmp_path / "small.yaml"
+    rows = []
+    for m, n, k in ((4096, 16, 4096), (6144, 128, 4096)):
+        rows.append({"function": "matmul", "M": m, "N": n, "K": k, "lda": k, "ldb": k,
+                     "ldc": m, "ldd": m, "stride_a": 0, "stride_b": 0, "stride_c": 0,
+                     "stride_d": 0, "alpha": 1.0, "beta": 0.0, "transA": "T", "transB": "N",
+                     "batch_count": 1, "scaleA": 0, "scaleB": 0, "a_type": "bf16_r",
+                     "b_type": "bf16_r", "c_type": "bf16_r", "d_type": "bf16_r",
+                     "scale_type": "f32_r", "bias_type": "f32_r", "compute_type": "c_f32_r",
+                     "call_count": 100})
+    workload.write_text(yaml.safe_dump(rows))
+    run = campaign(platform="cuda", arch="h200", devices=[0], workload_log=str(workload),
+                   cuda={"search_budget_s": 1.0})
+    run.resources = ["gpu=1", "gpu_slot=1"]
+    run.snakemake("final_libs")
+    raw = run.path("raw_results.csv").read_text()
+    assert "cuda" in raw
+    assert run.path("final_libs").is_dir()
