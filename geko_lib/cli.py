@@ -75,6 +75,9 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds per phase for the reference vs tuned comparison (default 1.0)")
     p.add_argument("--platform", choices=("sim", "rocm", "cuda"), default="sim",
                    help="hardware platform (default sim: an analytic model, no GPU)")
+    p.add_argument("--hipblaslt", metavar="PATH",
+                   help="built hipBLASLt checkout for --platform rocm (wins over "
+                        "GEKO_HIPBLASLT_PATH and the config's rocm.hipblaslt_path)")
     p.add_argument("--arch", help="target architecture: gfx950, gfx942 (+ CU variants), h200 "
                                    "(required for --tune; default gfx950 otherwise)")
     p.add_argument("--backend", choices=("ductile", "tensile"), default="ductile",
@@ -129,6 +132,17 @@ def build_config(args) -> tuple[dict, str]:
     }
     if args.lock_dir:
         config["lock_dir"] = str(Path(args.lock_dir).resolve())
+    if args.hipblaslt:
+        if args.platform != "rocm":
+            raise UsageError("--hipblaslt is for --platform rocm")
+        config["rocm"] = {"hipblaslt_path": str(Path(args.hipblaslt).resolve())}
+        from .platforms import PlatformError
+        from .platforms.rocm.install import locate
+
+        try:
+            locate(config, environ={})  # a missing or unbuilt checkout is refused up front
+        except PlatformError as exc:
+            raise UsageError(f"--hipblaslt: {exc}") from None
     if args.inline:
         workload.read_inline(args.inline)  # validates every token before anything is written
         config["workload_inline"] = " ".join(args.inline)
@@ -155,6 +169,16 @@ def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
             f"gpu_slot={len(config['devices']) * config['n_slots']}",
             "--scheduler", "greedy", "--rerun-incomplete", "--show-failed-logs", "--keep-going",
             *extra]
+
+
+def child_environment(config: dict) -> dict:
+    """snakemake's environment: ``--hipblaslt`` must win over a GEKO_HIPBLASLT_PATH the shell
+    already has, so the flag's path is passed on in that variable too."""
+    env = dict(os.environ)
+    path = (config.get("rocm") or {}).get("hipblaslt_path")
+    if path:
+        env["GEKO_HIPBLASLT_PATH"] = path
+    return env
 
 
 def report(workdir: Path) -> None:
@@ -265,7 +289,7 @@ def main(argv=None) -> int:
                                    yaml.safe_dump(config, sort_keys=False))
     command = snakemake_command(config_path, config, target, args.cores, extra)
     log.info("running: %s", " ".join(command))
-    code = subprocess.call(command)
+    code = subprocess.call(command, env=child_environment(config))
     if code == 0 and "--dry-run" not in extra and "-n" not in extra:
         report(workdir)
     return code

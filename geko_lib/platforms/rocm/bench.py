@@ -199,9 +199,13 @@ class _Reader:
             self.winner_next = True
         elif s.startswith("--"):
             self.solution_line(number, s)
-        elif self.header is not None and _ROW_START.match(s):
+        elif self.header is not None and (_ROW_START.match(s) or self.looks_like_values(s)):
             self.value_line(number, s)
         # anything else is informational: version, device, "Is supported", "Skip solution", warnings
+
+    def looks_like_values(self, s: str) -> bool:
+        """A header's value line, even one whose transposes are wrong (refused by name then)."""
+        return self.awaiting_row and s.count(",") >= len(self.header) - 1
 
     def start_header(self, number: int, s: str) -> None:
         if self.awaiting_row:

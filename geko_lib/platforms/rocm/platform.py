@@ -32,7 +32,6 @@ from .install import RocmInstall, locate
 
 log = logging.getLogger(__name__)
 
-LIBPATH_FILE = "hipblaslt_libpath.txt"  # in a created library: the HIPBLASLT_TENSILE_LIBPATH dir
 DEFAULT_CLIENT_DIR = "tensilelite_client"  # relative to the workdir (where jobs run)
 
 
@@ -65,18 +64,13 @@ def job_stem(kind: str, problems: Sequence[GemmProblem], extra: str = "") -> str
 
 
 def tensile_libpath(library_dir) -> Path:
-    """What HIPBLASLT_TENSILE_LIBPATH must name for a created library: the directory its
-    creation recorded, else ``library/`` or its first ``gfx*`` subdirectory (the original's
-    rule)."""
-    library_dir = Path(library_dir)
-    recorded = library_dir / LIBPATH_FILE
-    if recorded.is_file():
-        path = library_dir / recorded.read_text().strip()
-    else:
-        path = library_dir / "library"
-        arch_dirs = sorted(p for p in path.glob("gfx*") if p.is_dir())
-        if arch_dirs:
-            path = arch_dirs[0]
+    """What HIPBLASLT_TENSILE_LIBPATH must name for a library TensileCreateLibrary wrote into
+    ``library_dir``: ``library/``, or its first ``gfx*`` subdirectory where the files are kept
+    per architecture (the original's rule)."""
+    path = Path(library_dir) / "library"
+    arch_dirs = sorted(p for p in path.glob("gfx*") if p.is_dir())
+    if arch_dirs:
+        path = arch_dirs[0]
     if not path.is_dir():
         raise PlatformError(f"{library_dir} holds no created library ({path} is missing); "
                             "rebuild it (rule create_library)")
@@ -219,20 +213,16 @@ class RocmPlatform:
         return lib.solutions[lib.solution_position()[local]]
 
     def create_library(self, libs_dir, out_dir) -> Path:
-        """TensileCreateLibrary over libs_dir into out_dir (library_build.py); records which
-        directory HIPBLASLT_TENSILE_LIBPATH must name."""
+        """TensileCreateLibrary over libs_dir into out_dir (library_build.py); bench, verify
+        and sweep then point HIPBLASLT_TENSILE_LIBPATH at it (tensile_libpath)."""
         from . import library_build
 
         out_dir = Path(out_dir)
-        libpath = Path(library_build.create_library(
+        library_build.create_library(
             self.install.tensilelite, Path(libs_dir), out_dir,
             code_object_version=self.code_object_version, library_format=self.library_format,
-            python=self.python))
-        try:
-            relative = libpath.resolve().relative_to(out_dir.resolve())
-        except ValueError:
-            raise PlatformError(f"TensileCreateLibrary wrote {libpath}, outside {out_dir}") from None
-        (out_dir / LIBPATH_FILE).write_text(f"{relative}\n")
+            python=self.python)
+        tensile_libpath(out_dir)  # the created library is where hipBLASLt will look
         return out_dir
 
     def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
@@ -283,11 +273,17 @@ class RocmPlatform:
         device share its lock file in the tuning directory (the original's --client-lock)."""
         from . import tensilelite
 
-        client = tensilelite.ensure_client(self.install.tensilelite, self.client_dir,
-                                           self.install.git_hash, self.arch)
+        tensilelite.ensure_client(self.install.tensilelite, self.client_dir,
+                                  self.install.git_hash, self._base_arch(), python=self.python)
         return Path(tensilelite.optimize(
             self.install.tensilelite, Path(tuning_yaml), Path(build_dir), int(device),
-            python=self.python, client_dir=Path(client), lock_dir=Path(build_dir).parent))
+            python=self.python, client_dir=self.client_dir, lock_dir=Path(build_dir).parent))
+
+    def _base_arch(self) -> str:
+        """The gfx name a client is built for (``gfx942_80cu`` is a gfx942)."""
+        from .library_build import base_arch
+
+        return base_arch(self.arch)
 
 
 def _created_match_table(library_dir: Path) -> dict:
