@@ -3,9 +3,14 @@
 Layout (what geko_lib.platforms.rocm.install checks and what the platform runs):
 
     <root>/.git/HEAD, .git/refs/heads/develop        the revision (FAKE_HASH)
-    <root>/tensilelite/                               every tests/rocm_replay/tensile*.py, copied
-                                                      under its own name, executable (the replay
-                                                      tools of TensileLite / TensileCreateLibrary)
+    <root>/tensilelite/Tensile/bin/<Tool>            the TensileLite replays of tests/rocm_replay/
+                                                      (TENSILE_TOOLS: tensile_tuner.py -> Tensile,
+                                                      tensile_create_library.py ->
+                                                      TensileCreateLibrary, tensile_merge_library.py
+                                                      -> TensileMergeLibrary: the "bin" form of
+                                                      geko_lib.platforms.rocm.tensilelite); any
+                                                      other tests/rocm_replay/tensile*.py under its
+                                                      own name in tensilelite/
     <root>/build/release/clients/staging/hipblaslt-bench
                                                       sh wrapper: GEKO_REPLAY_ROOT=<root> exec
                                                       <this interpreter> tests/rocm_replay/
@@ -35,6 +40,10 @@ REPLAY_DIR = Path(__file__).resolve().parent / "rocm_replay"
 LOGIC_FIXTURES = SHARED / "fixtures" / "tensile_logic"
 FAKE_HASH = "0123456789abcdef0123456789abcdef01234567"
 FIRST_INDEX = 300000
+# replay script -> where TensileLite keeps the tool it stands in for (the launchers' "bin" form)
+TENSILE_TOOLS = {"tensile_tuner.py": Path("Tensile", "bin", "Tensile"),
+                 "tensile_create_library.py": Path("Tensile", "bin", "TensileCreateLibrary"),
+                 "tensile_merge_library.py": Path("Tensile", "bin", "TensileMergeLibrary")}
 
 
 def _executable(path: Path, text: str) -> Path:
@@ -52,11 +61,11 @@ def bench_wrapper(root: Path) -> str:
 
 
 def install_tensile_replays(tensilelite: Path) -> list[Path]:
-    """Every replay tool of the TensileLite side, under its own name (hook for the tuning and
-    library-creation replays; none is required by the bench side)."""
+    """Every replay tool of the TensileLite side where the platform looks for the real one."""
     installed = []
     for tool in sorted(REPLAY_DIR.glob("tensile*.py")):
-        target = tensilelite / tool.name
+        target = tensilelite / TENSILE_TOOLS.get(tool.name, Path(tool.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(tool, target)
         target.chmod(target.stat().st_mode | stat.S_IXUSR)
         installed.append(target)
@@ -82,6 +91,15 @@ def write_device_library(root: Path, logic_files) -> Path:
     return path
 
 
+def fixture_logic(arch: str | None = None) -> list[Path]:
+    """The real logic fixtures (those for ``arch`` only, when given: one library is built for
+    one architecture)."""
+    from geko_lib import library as liblogic
+
+    files = sorted(LOGIC_FIXTURES.glob("*.yaml"))
+    return [p for p in files if arch is None or liblogic.load(p).architecture_name == arch]
+
+
 def write_git(root: Path, git_hash: str = FAKE_HASH, packed: bool = False) -> None:
     git = root / ".git"
     (git / "refs" / "heads").mkdir(parents=True, exist_ok=True)
@@ -104,7 +122,7 @@ def build_fake_hipblaslt(root: Path, logic_files=None, *, bench_location: str = 
         clients / "hipblaslt-bench"
     _executable(bench, bench_wrapper(root))
     if logic_files is None:
-        logic_files = sorted(LOGIC_FIXTURES.glob("*.yaml"))
+        logic_files = fixture_logic()
     write_device_library(root, logic_files)
     write_git(root, git_hash)
     return root

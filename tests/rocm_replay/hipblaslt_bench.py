@@ -68,23 +68,40 @@ class Library:
         self.by_type.setdefault(gemm_type, []).append((index, solution))
 
     @classmethod
-    def device_library(cls, root: Path) -> "Library":
+    def from_match_table(cls, path: Path) -> "Library":
+        """Every solution a MatchTable numbers, with the exact sizes of its logic files."""
         lib = cls()
-        table = operations.load_match_table(root / "build/release/device-library/MatchTable.yaml")
+        table = operations.load_match_table(path)
+        global_index = {(logic, local): index for index, (logic, local) in table.items()}
         loaded = {}
         for index, (logic, local) in sorted(table.items()):
             if logic not in loaded:
                 loaded[logic] = liblogic.load(logic)
+                for size, local_index, _ in loaded[logic].sizes():
+                    lib.exact[(loaded[logic].gemm_type, size)] = global_index[(logic, local_index)]
             source = loaded[logic]
             lib.add(source.gemm_type, index, source.solutions[source.solution_position()[local]])
         return lib
 
     @classmethod
+    def device_library(cls, root: Path) -> "Library":
+        """hipBLASLt's own library: exact sizes play no part (its logic is the default)."""
+        lib = cls.from_match_table(root / "build/release/device-library/MatchTable.yaml")
+        lib.exact.clear()
+        return lib
+
+    @classmethod
     def custom(cls, libpath: Path) -> "Library":
+        """A created library: TensileCreateLibrary leaves MatchTable.yaml beside library/ (in
+        the directory it ran in); logic YAML files in the directory also count."""
+        tables = [d / "MatchTable.yaml" for d in (libpath, libpath.parent, libpath.parent.parent)
+                  if (d / "MatchTable.yaml").is_file()]
+        if tables:
+            return cls.from_match_table(tables[0])
         lib = cls()
         files = [p for p in sorted(libpath.rglob("*.yaml")) if p.name != "MatchTable.yaml"]
         if not files:
-            fail(f"rocblaslt error: no library files under HIPBLASLT_TENSILE_LIBPATH={libpath}")
+            fail(f"rocblaslt error: no library under HIPBLASLT_TENSILE_LIBPATH={libpath}")
         for path in files:
             logic = liblogic.load(path)
             for i in range(len(logic.solutions)):
