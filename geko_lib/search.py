@@ -19,12 +19,21 @@ DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20
 
 
 def chunk_bounds(n_gemms: int, chunk_size: int, n_devices: int = 1) -> list[tuple[int, int]]:
-    """[first, last] GEMM positions of each chunk. Chunks shrink when there are fewer GEMMs
-    than chunk_size * devices, so every device gets work."""
+    """[first, last] GEMM positions of each chunk: at most chunk_size GEMMs each, a multiple of
+    the device count of them (while there are enough GEMMs) and sizes differing by at most one,
+    so devices finish together instead of one device running a short last chunk alone."""
     if n_gemms <= 0:
         return []
-    size = max(min(chunk_size, n_gemms // max(n_devices, 1)), 1)
-    return [(start, min(start + size, n_gemms) - 1) for start in range(0, n_gemms, size)]
+    devices = max(n_devices, 1)
+    rounds = math.ceil(n_gemms / (max(chunk_size, 1) * devices))
+    n_chunks = min(n_gemms, rounds * devices)
+    base, extra = divmod(n_gemms, n_chunks)
+    bounds, start = [], 0
+    for i in range(n_chunks):
+        size = base + (1 if i < extra else 0)
+        bounds.append((start, start + size - 1))
+        start += size
+    return bounds
 
 
 def chunk_name(first: int, last: int) -> str:

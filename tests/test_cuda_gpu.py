@@ -156,6 +156,6 @@ def test_workflow_search_on_the_gpu(campaign, tmp_path):
                    cuda={"search_budget_s": 1.0})
     run.resources = ["gpu=1", "gpu_slot=1"]
     run.snakemake("final_libs")
-    raw = run.path("raw_results.csv").read_text()
+    raw = run.path("results", "raw_results.csv").read_text()
     assert "cuda" in raw
     assert run.path("final_libs").is_dir()

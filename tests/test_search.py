@@ -31,15 +31,16 @@ def test_chunk_bounds_properties(n, devices):
     check_cover(bounds, n)
     lengths = [last - first + 1 for first, last in bounds]
     assert max(lengths) <= 25
-    if n >= 25 * devices:
-        assert all(length == 25 for length in lengths[:-1])
-    else:  # fewer GEMMs than a full chunk per device: smaller chunks, every device gets work
-        assert len(bounds) >= min(n, devices)
-        assert max(lengths) < 25
+    assert max(lengths) - min(lengths) <= 1, "balanced: devices finish together"
+    if n >= devices:
+        assert len(bounds) % devices == 0, "every device gets the same number of chunks"
+    else:
+        assert len(bounds) == n
 
 
 @pytest.mark.parametrize("n, devices, expected", [
-    (60, 1, [(0, 24), (25, 49), (50, 59)]),
+    (60, 1, [(0, 19), (20, 39), (40, 59)]),
+    (45, 2, [(0, 22), (23, 44)]),
     (10, 2, [(0, 4), (5, 9)]),
     (3, 8, [(0, 0), (1, 1), (2, 2)]),
     (50, 2, [(0, 24), (25, 49)]),
@@ -56,6 +57,7 @@ def test_chunk_bounds_empty_and_odd_inputs():
     check_cover(search.chunk_bounds(7, 1, 1), 7)
     assert len(search.chunk_bounds(7, 1, 1)) == 7
     assert search.chunk_bounds(30, 10, 1) == [(0, 9), (10, 19), (20, 29)]
+    assert search.chunk_bounds(31, 10, 1) == [(0, 7), (8, 15), (16, 23), (24, 30)]
 
 
 def test_chunk_name():

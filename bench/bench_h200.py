@@ -1,0 +1,191 @@
+"""The headline benchmark of the cuda platform: every GEMM of a workload, timed side by side.
+
+    python bench/bench_h200.py --workload W.yaml --workdir RUN [--out DIR] [--no-triton]
+
+RUN is a finished geko run of that workload (``snakemake --profile profiles/h200 final_libs``,
+optionally a tune-mode run in --tune-workdir). For each GEMM, on the same operands and with the
+same method (timing.py: CUDA graph over rotating operands > 4x L2, median of replays):
+
+- floor: max(FLOPs at the bf16 matmul rate, a device copy moving the GEMM's bytes), both
+  measured in this run (the size-aware floor of shared/reference/h200_measurements.md);
+- default: cuBLASLt's heuristic choice (what an application gets); torch: torch.matmul;
+- nvmath_top8: best of the heuristic's first 8 algorithms (what TunableOp does on CUDA);
+- triton_autotune: best of a standard Triton config list (what Inductor's autotune does);
+- geko_search / geko_tune: the winner of geko's dense search / Triton tuning for the GEMM;
+- final: what geko's final_libs dispatches (the default where it kept nothing).
+
+Every candidate that wins a column is checked against a float32 reference. Writes
+``h200_per_gemm.csv`` and ``h200_summary.json`` into --out, and prints the table.
+"""
+import argparse
+import datetime
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from geko_lib import library as liblogic  # noqa: E402
+from geko_lib import summary, workload  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from geko_lib.platforms.cuda import cublaslt, timing  # noqa: E402
+from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
+
+COLUMNS = ("default", "torch", "nvmath_top8", "triton_autotune", "geko_search", "geko_tune",
+           "final")
+ERR_THR = 1e-2
+
+
+def library_choices(lib_dir: Path) -> dict:
+    """(GemmType, size) -> solution of every library-logic file under lib_dir."""
+    chosen = {}
+    if not lib_dir.is_dir():
+        return chosen
+    for lib in liblogic.load_dir(lib_dir).values():
+        positions = lib.solution_position()
+        for size, index, _ in lib.sizes():
+            chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
+    return chosen
+
+
+def winners_choices(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    frame = pd.read_csv(path)
+    return {(p.type, p.size): json.loads(row["params"])
+            for p, row in ((GemmProblem.from_row(r), r) for r in frame.to_dict("records"))}
+
+
+class Bench:
+    def __init__(self, device: int, triton: bool):
+        self.device = device
+        self.platform = CudaPlatform(SearchSettings())
+        self.triton = triton
+        self.t = timing.torch()
+
+    def best_of(self, problem, sets, solutions) -> tuple[float, str, float]:
+        """(us, name, error) of the fastest solution that computes the right product."""
+        results = []
+        for solution in solutions:
+            try:
+                calls = self.platform.launchers(solution, problem, sets, self.device)
+                us = timing.time_calls(calls).us
+            except Exception as err:  # a peer's config that fails to run loses, loudly
+                print(f"  {problem.name}: {solution.get('SolutionNameMin')} failed: {err}",
+                      file=sys.stderr)
+                self.t.cuda.synchronize()
+                continue
+            results.append((us, solution, calls))
+        for us, solution, calls in sorted(results, key=lambda r: r[0]):
+            error = timing.checked_error(calls[0], sets[0])
+            if error < ERR_THR:
+                return us, solution["SolutionNameMin"], error
+        return math.nan, "none", math.nan
+
+    def triton_solutions(self, problem):
+        from geko_lib.platforms.cuda import triton_gemm
+
+        configs = [c for c in triton_gemm.inductor_like_configs()
+                   if triton_gemm.infeasible_reason(c, problem) is None]
+        compiled = triton_gemm.compile_all(configs, problem, self.device, workers=8)
+        return [{"SolutionNameMin": c.name, "Backend": "triton", "Triton": c.to_params()}
+                for c in configs if compiled.get(c) is None]
+
+    def measure(self, problem, choices: dict, peak_tflops: float) -> dict:
+        sets = self.platform._operands(problem, self.device, salt=11)
+        row = {"gemm": problem.name, "m": problem.m, "n": problem.n, "k": problem.k}
+        row["floor"] = timing.size_aware_floor_us(problem, peak_tflops, self.device)
+        default = self.platform.default_solution(problem, self.device)
+        row["default"], _, row["default_error"] = self.best_of(problem, sets, [default])
+        torch_calls = [(lambda o=o: self.t.matmul(o.x, o.y, out=o.d)) for o in sets]
+        row["torch"] = timing.time_calls(torch_calls).us
+        top8 = [self.platform.cublaslt_solution(cfg, self.device)
+                for cfg, _ in self.platform._lt(problem).heuristic(8)]
+        row["nvmath_top8"], row["nvmath_top8_name"], _ = self.best_of(problem, sets, top8)
+        if self.triton and problem.batch == 1:
+            row["triton_autotune"], row["triton_autotune_name"], _ = self.best_of(
+                problem, sets, self.triton_solutions(problem))
+        for column, solution in choices.items():
+            if solution is None:
+                row[column] = math.nan
+                continue
+            row[column], row[f"{column}_name"], row[f"{column}_error"] = self.best_of(
+                problem, sets, [solution])
+        del sets
+        return row
+
+
+def summarize_runs(frame: pd.DataFrame) -> dict:
+    weights = frame["call_count"]
+    out = {"gemms": len(frame), "time_weighted_us": {}, "pct_of_floor": {}, "vs_default": {}}
+    floor_total = float((weights * frame["floor"]).sum())
+    for column in COLUMNS + ("floor",):
+        if column not in frame or frame[column].isna().all():
+            continue
+        # a column without a result for some GEMM falls back to the default there
+        us = frame[column].fillna(frame["default"])
+        total = float((weights * us).sum())
+        out["time_weighted_us"][column] = total
+        out["pct_of_floor"][column] = 100 * floor_total / total
+        out["vs_default"][column] = float((weights * frame["default"]).sum()) / total
+    decode = frame[frame["n"] <= 128]
+    if "final" in frame:
+        final = frame["final"].fillna(frame["default"])
+        out["final_min_pct_floor_decode"] = float(100 * (decode["floor"] / final[decode.index]).min())
+        out["final_losses_vs_default"] = int((final > frame["default"] * 1.01).sum())
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workload", type=Path, required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--tune-workdir", type=Path)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--no-triton", action="store_true")
+    parser.add_argument("--limit", type=int, default=0, help="first N GEMMs only (smoke runs)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    gemms = summary.gemm_identity(workload.read(args.workload))
+    if args.limit:
+        gemms = gemms.head(args.limit)
+    ceilings = timing.measure_ceilings(args.device)
+    peak = ceilings["peak_tflops"]["16"]
+    print(f"ceilings: copy {ceilings['hbm_tbps']:.2f} TB/s, bf16 matmul {peak:.0f} TFLOP/s")
+    search = winners_choices(args.workdir / "winners.csv")
+    final = library_choices(args.workdir / "final_libs")
+    tuned = library_choices(args.tune_workdir / "libs") if args.tune_workdir else {}
+    bench = Bench(args.device, triton=not args.no_triton)
+    rows = []
+    for record in gemms.to_dict("records"):
+        problem = GemmProblem.from_row(record)
+        key = (problem.type, problem.size)
+        choices = {"geko_search": search.get(key), "geko_tune": tuned.get(key),
+                   "final": final.get(key)}
+        row = bench.measure(problem, choices, peak) | {"call_count": record["call_count"]}
+        if math.isnan(row.get("final", math.nan)):
+            row["final"] = row["default"]  # nothing kept: the application runs the default
+        rows.append(row)
+        print(f"{problem.name:36s} floor {row['floor']:8.1f}  default {row['default']:8.1f}  "
+              f"final {row['final']:8.1f}", flush=True)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(args.out / "h200_per_gemm.csv", index=False)
+    result = summarize_runs(frame) | {
+        "ceilings": ceilings, "cublaslt_version": cublaslt.version(),
+        "gpu": timing.torch().cuda.get_device_name(args.device),
+        "date": datetime.date.today().isoformat(), "seconds": round(time.time() - started, 1)}
+    (args.out / "h200_summary.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps({k: result[k] for k in ("pct_of_floor", "vs_default")}, indent=1))
+    print("decode min % floor (final):", result.get("final_min_pct_floor_decode"),
+          " losses vs default:", result.get("final_losses_vs_default"))
+
+
+if __name__ == "__main__":
+    main()
