@@ -1,0 +1,82 @@
+"""A real `snakemake --profile profiles/gfx950 final_libs` run on the rocm platform, with a fake
+hipBLASLt checkout (tests/rocm_fake.py) standing in for a gfx950 node: search mode from a
+HIPBLASLT_LOG_MASK=32 log to libs/, results/ and final_libs/."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from geko_lib import library
+from tests.conftest import ROOT, SHARED, SNAKEFILE
+from tests.rocm_fake import FAKE_HASH, build_fake_hipblaslt, fixture_logic
+
+pytestmark = pytest.mark.skipif(not (SHARED / "fixtures" / "tensile_logic").is_dir(),
+                                reason="../shared/fixtures is not here")
+
+# bf16 NN and f16 TT: the GEMM types of the gfx950 logic fixtures (the fake's device library)
+MASK32_LOG = "".join(
+    f"hipblaslt-bench --api_method c -m {m} -n {n} -k {k} --lda {m} --ldb {k} --ldc {m} "
+    f"--ldd {m}  --stride_a 0 --stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 "
+    f"--beta 0.000000 --transA {ta} --transB {tb} --batch_count 1 --scaleA 0 --scaleB 0  "
+    f"--a_type {t} --b_type {t} --c_type {t} --d_type {t} --scale_type f32_r --bias_type f32_r"
+    f"   --compute_type f32_r --algo_method index --solution_index 1 --rotating 0 "
+    f"--cold_iters 0 --iters 0\n" * calls
+    for m, n, k, ta, tb, t, calls in [(16, 2048, 15360, "N", "N", "bf16_r", 40),
+                                      (16, 16384, 15360, "N", "N", "bf16_r", 10),
+                                      (512, 512, 512, "N", "N", "bf16_r", 5),
+                                      (1024, 1024, 1024, "T", "T", "f16_r", 3)])
+
+
+@pytest.fixture
+def fake(tmp_path):
+    return build_fake_hipblaslt(tmp_path / "hipBLASLt", fixture_logic("gfx950"))
+
+
+def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
+    log = tmp_path / "app_mask32.txt"
+    log.write_text(MASK32_LOG)
+    replay_log = tmp_path / "replay.jsonl"
+    run = campaign(workload_log=str(log))  # paths only: platform, arch... are the profile's
+    env = dict(os.environ, GEKO_HIPBLASLT_PATH=str(fake), GEKO_REPLAY_LOG=str(replay_log))
+    env.pop("HIPBLASLT_TENSILE_LIBPATH", None)
+    # the profile's config file, then this test's paths and two devices on top (a
+    # --configfile replaces the profile's, so both are named); two cores on this host
+    overrides = tmp_path / "paths.yaml"
+    overrides.write_text(yaml.safe_dump({"workdir": str(run.workdir), "workload_log": str(log),
+                                         "lock_dir": str(tmp_path / "locks"), "devices": [0, 1]}))
+    profile = ROOT / "profiles" / "gfx950"
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
+           "--profile", str(profile), "--configfile", str(profile / "gfx950.yaml"),
+           str(overrides), "--cores", "2", "--resources", "gpu=2", "gpu_slot=8"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+
+    winners = pd.read_csv(run.path("winners.csv"))
+    assert len(winners) == 4 and (winners["platform"] == "rocm").all()
+    libs = sorted(p.name for p in run.path("libs").glob("*.yaml"))
+    assert libs == ["gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml",
+                    "gfx950_Cijk_Alik_Bjlk_HHS_BH_BiasSH_HAS_SAV_UserArgs.yaml"]
+    assert json.loads(run.path("libs", "provenance.json").read_text())["library_version"] == \
+        f"hipblaslt-{FAKE_HASH}"
+    assert any(run.path("tensile", "library").glob("TensileLibrary_lazy_gfx950.*"))
+
+    raw = pd.read_csv(run.path("results", "raw_results.csv"))
+    assert len(raw) == 4 and raw["verified"].all() and (raw["error_tuned"] < 0.03).all()
+    assert (raw["us_reference"] > 0).all() and (raw["us_tuned"] > 0).all()
+    metrics = json.loads(run.path("results", "metrics.json").read_text())
+    assert metrics["platform"]["name"] == "rocm" and metrics["platform"]["measured"]
+    kept = pd.read_csv(run.path("results", "final_results.csv"))
+    shipped = {p.name: library.load(p) for p in run.path("final_libs").glob("*.yaml")}
+    assert sum(len(lib.exact_logic) for lib in shipped.values()) == len(kept)
+    assert run.path("full_libs").is_dir()
+
+    calls = [json.loads(line) for line in replay_log.read_text().splitlines()]
+    tuned = [c for c in calls if c["libpath"]]
+    assert tuned and all(c["libpath"] == str(run.path("tensile", "library")) for c in tuned)
+    assert all(c["argv"][0] == "--yaml" and c["argv"][2] == "--device" for c in calls)
+    assert {c["argv"][3] for c in calls} <= {"0", "1"}  # the config's devices
