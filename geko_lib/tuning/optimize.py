@@ -21,6 +21,8 @@ from .problem import TuningConfig
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "step-00__ductile.checkpoint.json"
+# TensileLite's Ductile backend pickles its GA state as step-<NN>__ductile.checkpoint (rocm)
+CHECKPOINT_NAMES = (CHECKPOINT, "step-00__ductile.checkpoint")
 LOGIC_DIR = "3_LibraryLogic"
 
 
@@ -110,7 +112,7 @@ def build_state(build_dir: Path) -> str:
         return "missing"
     if any((build_dir / LOGIC_DIR).glob("*.yaml")):
         return "completed"
-    if (build_dir / CHECKPOINT).is_file():
+    if any((build_dir / name).is_file() for name in CHECKPOINT_NAMES):
         return "resumable"
     leftovers = [p for p in build_dir.iterdir() if p.name != FAILCOUNT]
     return "failed" if leftovers else "missing"
@@ -119,7 +121,7 @@ def build_state(build_dir: Path) -> str:
 def clean_for_retry(build_dir: Path) -> None:
     """Before a rerun: keep only the GA checkpoint and the failure count."""
     for path in Path(build_dir).iterdir() if Path(build_dir).is_dir() else []:
-        if path.name in (CHECKPOINT, FAILCOUNT):
+        if path.name in (*CHECKPOINT_NAMES, FAILCOUNT):
             continue
         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
