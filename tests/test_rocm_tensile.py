@@ -11,6 +11,7 @@ import stat
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -627,6 +628,28 @@ def test_integrate_refuses_logic_it_cannot_merge(tmp_path, tool_calls):
 def test_integrate_target_is_rocm_only(tmp_path):
     with pytest.raises(PlatformError, match="needs platform: rocm"):
         lb.integrate_campaign({"platform": "sim", "arch": "gfx950"}, tmp_path)
+
+
+def test_integrate_campaign_uses_the_platforms_checkout(tmp_path, monkeypatch):
+    import geko_lib.platforms as platforms
+
+    root, tensilelite, _ = checkout_with_logic(tmp_path)
+    final = final_libs_from_fixture(tmp_path)
+    rocm = SimpleNamespace(install=SimpleNamespace(tensilelite=tensilelite, root=root),
+                           python=PY, arch="gfx950")
+    monkeypatch.setattr(platforms, "get", lambda config: rocm)
+    line = lb.integrate_campaign({"platform": "rocm", "arch": "gfx950"}, final,
+                                 log_path=tmp_path / "integrate" / "merge.log")
+    assert line == (f"cd {root.resolve()} && invoke build --install-deps --clients "
+                    "--architecture gfx950 --skip-rocroller")
+    assert (tmp_path / "integrate" / "merge.log").is_file()
+
+
+def test_integrate_target_fails_fast_off_rocm(campaign):
+    run = campaign(platform="sim")
+    proc = run.snakemake("-n", "integrate", check=False)
+    assert proc.returncode != 0
+    assert "needs platform: rocm" in proc.stdout + proc.stderr
 
 
 def test_base_arch_of_cu_variants():

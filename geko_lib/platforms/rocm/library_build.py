@@ -173,15 +173,20 @@ def rebuild_instructions(hipblaslt_root: Path, rebuild: list[str]) -> str:
     return f"cd {shlex.quote(str(hipblaslt_root))} && {shlex.join(rebuild)}"
 
 
+def require_rocm(config: dict) -> None:
+    """Integration needs a hipBLASLt checkout: refused, by name, on any other platform."""
+    if config.get("platform", "sim") != "rocm":
+        raise PlatformError(f"integrate merges tuned kernels into a hipBLASLt checkout, so it "
+                            f"needs platform: rocm; this campaign runs platform: "
+                            f"{config.get('platform', 'sim')}")
+
+
 def integrate_campaign(config: dict, final_libs: Path, log_path: Path | None = None) -> str:
     """The workflow's ``integrate`` target: final_libs into the campaign's hipBLASLt checkout.
     Only a rocm campaign has one; returns the rebuild line for the user."""
     from .. import get
 
-    if config.get("platform", "sim") != "rocm":
-        raise PlatformError(f"integrate merges tuned kernels into a hipBLASLt checkout, so it "
-                            f"needs platform: rocm; this campaign runs platform: "
-                            f"{config.get('platform', 'sim')}")
+    require_rocm(config)
     platform = get(config)
     rebuild = integrate(platform.install.tensilelite, platform.install.root, final_libs,
                         base_arch(platform.arch), python=platform.python, log_path=log_path)
@@ -190,4 +195,4 @@ def integrate_campaign(config: dict, final_libs: Path, log_path: Path | None = N
 
 __all__ = ["create_library", "create_library_argv", "integrate", "merge_argv", "rebuild_argv",
            "equality_logic_dir", "logic_architecture", "base_arch", "integrate_campaign",
-           "rebuild_instructions"]
+           "rebuild_instructions", "require_rocm"]
