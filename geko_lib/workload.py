@@ -783,6 +783,8 @@ def _read_yaml_reference(path, text: str) -> _Rows:
 # mask-32 hipblaslt-bench command lines
 
 _BENCH_SHORT = {"m": "M", "n": "N", "k": "K"}
+_PRECISION_FLAGS = ("precision", "r")  # hipblaslt-bench's one-type shorthand for a/b/c/d types
+_PRECISION_TYPES = ("a_type", "b_type", "c_type", "d_type")
 
 
 def _is_flag(token: str) -> bool:
@@ -796,6 +798,7 @@ def _parse_bench_line(s: str, path, line_of: Callable[[], int | None]) -> dict:
         raise WorkloadError(path, line_of(), "format",
                             "expected a 'hipblaslt-bench ...' command line (HIPBLASLT_LOG_MASK=32 log)")
     row: dict = {}
+    precision = None
     i, n = 1, len(tokens)
     while i < n:
         token = tokens[i]
@@ -816,7 +819,12 @@ def _parse_bench_line(s: str, path, line_of: Callable[[], int | None]) -> dict:
         field = _BENCH_SHORT.get(name, name) if token[1] != "-" else name
         if field in _LOG_FIELD_SET:
             row[field] = value
+        elif field in _PRECISION_FLAGS:
+            precision = value
         # unknown flags (--api_method, --algo_method, --lde, --stride_e, ...) are ignored
+    if precision is not None:  # --precision / -r X: every type X unless named one by one
+        for field in _PRECISION_TYPES:
+            row.setdefault(field, precision)
     return row
 
 

@@ -557,3 +557,41 @@ def test_partial_columns_dropped_with_warning_and_scale_defaults(caplog):
     assert list(block[["scaleA", "scaleB"]].iloc[0]) == [0, 0]
     assert block.loc[0, "scale_type"] == "f32_r" and block.loc[0, "compute_type"] == "c_f32_r"
     assert block.loc[0, "call_count"] == 10  # 7 (block row) + 3 (same row, flow style)
+
+
+# --- mask-32 lines: the offline-tuning entry, command lines with a path, --precision -----------
+
+@needs_shared
+def test_shared_mask32_docs_entry_keeps_solution_and_ignores_algo_method():
+    row = workload.read(LOGS / "bench_mask32_docs_offline_tuning_log_entry.txt").iloc[0]
+    assert (row.M, row.N, row.K, row.transA, row.transB) == (1024, 512, 1024, "N", "N")
+    assert (row.a_type, row.c_type, row.compute_type) == ("f16_r", "f16_r", "c_f32_r")
+    assert row.beta == 1.0 and row.solution_index == 56073 and row.call_count == 1
+    assert "algo_method" not in row.index and "api_method" not in row.index
+
+
+@needs_shared
+def test_shared_bench_output_command_lines_read_as_workloads(tmp_path):
+    """The command lines printed above real hipblaslt-bench outputs (./hipblaslt-bench ...,
+    ./clients/staging/hipblaslt-bench --precision ...) are workload lines too."""
+    bench = SHARED / "fixtures" / "hipblaslt_bench"
+    first = (bench / "bench_docs_offline_tuning_winner_soulution_index.txt").read_text()
+    readme = (bench / "bench_readme_2024_f32_verify_cpu_columns.txt").read_text()
+    path = tmp_path / "commands.txt"
+    path.write_text(first.splitlines()[0] + "\n" + readme.splitlines()[0]
+                    + " -m 128 -n 128 -k 128 --compute_type f32_r --transA N --transB N"
+                    " --batch_count 1\n")
+    df = workload.read(path)
+    assert len(df) == 2
+    offline, demo = df.sort_values("M", ascending=False).to_dict("records")
+    assert (offline["M"], offline["N"], offline["a_type"]) == (1024, 512, "f16_r")
+    assert "lda" not in df and "solution_index" not in df  # columns with nulls are dropped
+    assert {demo[t] for t in ("a_type", "b_type", "c_type", "d_type")} == {"f32_r"}
+
+
+def test_mask32_precision_flag_sets_every_type_unless_named(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text("hipblaslt-bench -m 8 -n 8 -k 8 -r f16_r --d_type f32_r --c_type f32_r "
+                    "--compute_type f32_r --transA N --transB T --batch_count 1\n")
+    row = workload.read(path).iloc[0]
+    assert (row.a_type, row.b_type, row.c_type, row.d_type) == ("f16_r", "f16_r", "f32_r", "f32_r")
