@@ -269,6 +269,18 @@ def test_client_is_built_once_per_checkout_revision(tmp_path, fake_tools):
     assert len(fake_tools) == 3  # the client went missing: rebuilt
 
 
+def test_current_client_needs_no_invoke_tasks(tmp_path, fake_tools):
+    tensilelite = make_tensilelite(tmp_path / "hip")
+    (tensilelite / "tasks.py").unlink()
+    client_dir = tmp_path / "client"
+    make_client(client_dir)
+    (client_dir / "hash.txt").write_text("a" * 40 + "\n")
+    assert tl.ensure_client(tensilelite, client_dir, "a" * 40, "gfx950", python="py").is_file()
+    assert fake_tools == []
+    with pytest.raises(PlatformError, match="tasks.py"):
+        tl.ensure_client(tensilelite, client_dir, "b" * 40, "gfx950", python="py")
+
+
 def test_older_tasks_get_no_gpu_targets(tmp_path, fake_tools):
     tensilelite = make_tensilelite(tmp_path / "hip")
     (tensilelite / "tasks.py").write_text("def build_client(c, build_dir=None):\n    pass\n")

@@ -259,11 +259,14 @@ def ensure_client(tensilelite: Path, client_dir: Path, git_hash: str, arch: str,
     tensilelite = Path(tensilelite).resolve()
     client_dir = Path(client_dir).resolve()
     git_hash, arch = check_git_hash(git_hash), check_arch(arch)
-    form = detect_client_form(tensilelite)
     client = client_path(client_dir)
     build_log = client_dir / CLIENT_LOG
     with file_lock(client_dir / "build.lock"):
-        if not _client_is_current(client_dir, git_hash):
+        current = _client_is_current(client_dir, git_hash)
+        # a current client needs no invoke tasks; only a build does
+        form = "editable" if (tensilelite / CONFIGURE_CLIENT).is_file() else \
+            "invoke" if current else detect_client_form(tensilelite)
+        if not current:
             (client_dir / HASH_FILE).unlink(missing_ok=True)  # a half build is never current
             run_tool(client_build_argv(tensilelite, client_dir, arch, python), build_log,
                      cwd=tensilelite, what="tensilelite-client build")
