@@ -202,3 +202,21 @@ def test_unsupported_gemm_is_an_error(platform, tmp_path):
 def test_run_tool_missing_program(tmp_path):
     with pytest.raises(PlatformError, match="cannot run"):
         run_tool([str(tmp_path / "no-such-tool"), "--yaml", "x"], tmp_path / "log")
+
+
+# --- geko --hipblaslt ---------------------------------------------------------------------------
+
+def test_cli_hipblaslt_flag(fake, tmp_path, monkeypatch):
+    from geko_lib import cli
+
+    monkeypatch.setenv("GEKO_HIPBLASLT_PATH", str(tmp_path / "elsewhere"))
+    base = ["--search", "--inline", "16", "2048", "1", "15360", "B", "B", "S", "N", "N",
+            "--platform", "rocm", "--workdir", str(tmp_path / "w")]
+    config, _ = cli.build_config(cli.parser().parse_args(base + ["--hipblaslt", str(fake)]))
+    assert config["rocm"] == {"hipblaslt_path": str(fake.resolve())}
+    assert cli.child_environment(config)["GEKO_HIPBLASLT_PATH"] == str(fake.resolve())
+    with pytest.raises(cli.UsageError, match="is not built"):
+        import shutil
+
+        shutil.rmtree(fake / "build")
+        cli.build_config(cli.parser().parse_args(base + ["--hipblaslt", str(fake)]))
