@@ -1,0 +1,744 @@
+"""Triton GEMM kernels for the cuda platform: three templates, their configs, feasibility
+rules, launchers and parallel compilation.
+
+Every template computes ``D_mem = X @ Y`` in the row-major view of ``timing``: X = op(B)^T is
+(N x K), Y = op(A)^T is (K x M), D_mem is (N x M) and contiguous; X and Y may have any strides
+(they are transposed views for T/N layouts). Accumulation is fp32; D is written in its own
+dtype. Inside the kernels *rows* are D_mem's rows (BLAS N, the tokens of a linear layer) and
+*columns* are D_mem's columns (BLAS M): ``block_m`` tiles rows, ``block_n`` columns.
+
+Templates:
+
+- ``tiled``: one program per output tile, tiles visited in super-grouped order (``group_m``
+  row tiles share a sweep over the columns, so their X rows and Y columns stay in L2).
+- ``splitk``: the K loop is split over ``split_k`` programs per tile, in **one launch**. Each
+  program writes its fp32 partial tile into a workspace, then bumps the tile's arrival counter;
+  the program that arrives last sums the ``split_k`` partials in split order, casts and writes
+  D, and puts the counter back to zero. Chosen over fp32 atomics into a zeroed buffer because
+  (a) there is no zeroing launch and no separate cast launch (the 3-launch atomic version only
+  tied cuBLAS on the H200, see shared/reference/h200_measurements.md), (b) the sum is
+  deterministic (same bits on every call), and (c) nothing but the counters carries state
+  between calls, and the last program of every tile resets its counter inside the same launch,
+  so the kernel can be replayed in a CUDA graph any number of times.
+- ``persistent_tma``: a persistent kernel (grid = min(SMs, tiles)) whose programs walk tiles
+  with stride ``NUM_SMS`` and load X/Y tiles with TMA through host-side tensor descriptors.
+  TMA needs the last dimension contiguous, so a descriptor is made on the *base* tensor (A or
+  B as stored) and the tile is transposed in registers (``.T``) where needed; every
+  non-contiguous stride must be a multiple of 16 bytes, otherwise the config is infeasible.
+  Out-of-range rows/columns/K are zero-filled by TMA on load and clipped on store.
+
+torch and triton are imported lazily: this module imports (and ``TritonConfig`` /
+``infeasible_reason`` / ``inductor_like_configs`` work) on a machine without them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import logging
+import math
+import multiprocessing
+import os
+import re
+import traceback
+from dataclasses import asdict, dataclass, fields
+from typing import Callable, Iterable, Sequence
+
+from ...gemm import BY_NAME, GemmProblem
+
+log = logging.getLogger(__name__)
+
+TEMPLATES = ("tiled", "splitk", "persistent_tma")
+SMEM_LIMIT_H200 = 232448  # bytes of shared memory a block may opt into (sm_90)
+H200_SMS = 132
+MAX_ACC_REGS = 192  # fp32 accumulator registers per thread above which a config is refused
+SMEM_RESERVE = 1024  # barriers and bookkeeping the compiler adds to the pipelined buffers
+MAX_WORKSPACE_BYTES = 1 << 30  # split-K partials larger than this are refused
+BLOCK_SIZES = (16, 32, 64, 128, 256)
+WARPS = (1, 2, 4, 8, 16)
+
+# hipBLASLt type name -> what tl.dot takes on sm_90 (inputs) / what the epilogue writes (output)
+INPUT_TYPES = ("bf16_r", "f16_r", "f32_r", "f8_r", "bf8_r")
+OUTPUT_TYPES = ("bf16_r", "f16_r", "f32_r")
+
+_NAME = re.compile(r"^triton_(tiled|splitk|persistent_tma)_(\d+)x(\d+)x(\d+)_g(\d+)_k(\d+)"
+                   r"_w(\d+)_s(\d+)$")
+
+
+class TritonConfigError(ValueError):
+    """A Triton config that cannot be read (unknown template, missing or non-integer field)."""
+
+
+@dataclass(frozen=True, order=True)
+class TritonConfig:
+    """One Triton kernel: template and its compile-time parameters."""
+
+    template: str
+    block_m: int  # rows of D_mem per tile (BLAS N: tokens)
+    block_n: int  # columns of D_mem per tile (BLAS M: output features)
+    block_k: int
+    group_m: int = 8  # row tiles per super-group (tile ordering)
+    split_k: int = 1  # K slices per tile (splitk only)
+    num_warps: int = 4
+    num_stages: int = 3
+
+    def __post_init__(self):
+        if self.template not in TEMPLATES:
+            raise TritonConfigError(f"unknown Triton template {self.template!r} "
+                                    f"(known: {', '.join(TEMPLATES)})")
+        for f in fields(self)[1:]:
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and value.is_integer():
+                    object.__setattr__(self, f.name, int(value))
+                    continue
+                raise TritonConfigError(f"Triton config field {f.name} must be an integer, "
+                                        f"got {value!r}")
+
+    @property
+    def name(self) -> str:
+        return (f"triton_{self.template}_{self.block_m}x{self.block_n}x{self.block_k}"
+                f"_g{self.group_m}_k{self.split_k}_w{self.num_warps}_s{self.num_stages}")
+
+    def to_params(self) -> dict:
+        """The mapping stored under ``Triton`` in a library-logic solution."""
+        return asdict(self)
+
+    @classmethod
+    def from_params(cls, params: dict) -> "TritonConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(params) - known
+        if unknown:
+            raise TritonConfigError(f"unknown Triton config keys {sorted(unknown)}")
+        missing = [k for k in ("template", "block_m", "block_n", "block_k") if k not in params]
+        if missing:
+            raise TritonConfigError(f"Triton config lacks {', '.join(missing)}: {params}")
+        return cls(**params)
+
+    @classmethod
+    def from_name(cls, name: str) -> "TritonConfig":
+        match = _NAME.match(name)
+        if not match:
+            raise TritonConfigError(f"not a Triton config name: {name!r}")
+        template, *numbers = match.groups()
+        return cls(template, *(int(v) for v in numbers))
+
+
+# --------------------------------------------------------------------------------------------
+# feasibility (pure Python, before any compile)
+
+
+def _pow2(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def _next_pow2(value: int) -> int:
+    return 1 << max(0, int(value) - 1).bit_length()
+
+
+def smem_bytes(cfg: TritonConfig, in_bytes: float, out_bytes: float) -> int:
+    """Shared memory the kernel needs: ``num_stages`` buffers of an X and a Y tile; the
+    persistent kernel also keeps the output tile staged for its TMA store, while the pointer
+    templates reuse the pipeline buffers for the epilogue's layout change (an fp32 tile at
+    most). Checked against Triton 3.6's compiled ``metadata.shared`` for sm_90."""
+    pipeline = cfg.num_stages * (cfg.block_m * cfg.block_k + cfg.block_k * cfg.block_n) * in_bytes
+    tile = cfg.block_m * cfg.block_n
+    if cfg.template == "persistent_tma":
+        total = pipeline + tile * out_bytes
+    else:
+        total = max(pipeline, tile * 4)
+    return int(math.ceil(total)) + SMEM_RESERVE
+
+
+def acc_registers(cfg: TritonConfig) -> float:
+    """fp32 accumulator registers per thread."""
+    return cfg.block_m * cfg.block_n / (32 * cfg.num_warps)
+
+
+def k_blocks(cfg: TritonConfig, k: int) -> int:
+    return -(-int(k) // cfg.block_k)
+
+
+def workspace_bytes(cfg: TritonConfig, problem: GemmProblem) -> int:
+    """fp32 partial tiles of the split-K template (0 for the others)."""
+    if cfg.template != "splitk":
+        return 0
+    tiles = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n)
+    return tiles * cfg.split_k * cfg.block_m * cfg.block_n * 4
+
+
+def tma_bases(problem: GemmProblem) -> dict:
+    """For persistent_tma: the 2-D base tensors as stored, ``(rows, cols)`` with cols
+    contiguous, and whether the tile must be transposed after loading (``k_major`` True means
+    the base is stored with K contiguous)."""
+    t = problem.type
+    n, m, k = problem.n, problem.m, problem.k
+    return {
+        "x": {"shape": (n, k) if t.transB == "N" else (k, n), "k_major": t.transB == "N"},
+        "y": {"shape": (m, k) if t.transA == "T" else (k, m), "k_major": t.transA == "T"},
+        "d": {"shape": (n, m), "k_major": None},
+    }
+
+
+def infeasible_reason(cfg: TritonConfig, problem: GemmProblem,
+                      smem_limit: int = SMEM_LIMIT_H200) -> str | None:
+    """Why ``cfg`` cannot run ``problem`` (None if it can), decided without compiling."""
+    t = problem.type
+    if problem.batch != 1:
+        return f"batch_count {problem.batch} > 1 (Triton templates do one matrix)"
+    if t.a_type != t.b_type:
+        return f"mixed input types {t.a_type}/{t.b_type}"
+    if t.a_type not in INPUT_TYPES:
+        return f"input type {t.a_type} not supported by tl.dot here ({', '.join(INPUT_TYPES)})"
+    if t.d_type not in OUTPUT_TYPES or t.c_type != t.d_type:
+        return f"output type {t.c_type}/{t.d_type} not supported ({', '.join(OUTPUT_TYPES)})"
+    compute = t.compute_type
+    if compute not in ("c_f32_r", "c_xf32_r"):
+        return f"compute type {compute} (Triton accumulates in f32)"
+    in_bytes, out_bytes = BY_NAME[t.a_type].bytes, BY_NAME[t.d_type].bytes
+
+    for field in ("block_m", "block_n", "block_k"):
+        value = getattr(cfg, field)
+        if not _pow2(value) or not 16 <= value <= 256:
+            return f"{field} {value} is not a power of two in [16, 256]"
+    if in_bytes == 1 and cfg.block_k < 32:
+        return f"block_k {cfg.block_k} < 32 for fp8 inputs (the fp8 MMA's K step)"
+    if cfg.num_warps not in WARPS:
+        return f"num_warps {cfg.num_warps} not in {WARPS}"
+    if not 1 <= cfg.num_stages <= 8:
+        return f"num_stages {cfg.num_stages} not in [1, 8]"
+    if cfg.group_m < 1:
+        return f"group_m {cfg.group_m} < 1"
+
+    # blocks larger than the (power-of-two padded) problem only compute padding
+    for field, dim, label in (("block_m", problem.n, "N (rows of D)"),
+                              ("block_n", problem.m, "M (columns of D)"),
+                              ("block_k", problem.k, "K")):
+        value = getattr(cfg, field)
+        if value > max(16, _next_pow2(dim)):
+            return f"{field} {value} exceeds {label} = {dim} padded to {max(16, _next_pow2(dim))}"
+
+    regs = acc_registers(cfg)
+    if regs > MAX_ACC_REGS:
+        return (f"accumulator needs {regs:g} fp32 registers per thread "
+                f"({cfg.block_m}x{cfg.block_n} over {cfg.num_warps} warps) > {MAX_ACC_REGS}")
+    smem = smem_bytes(cfg, in_bytes, out_bytes)
+    if smem > smem_limit:
+        return (f"shared memory {smem} B ({cfg.num_stages} stages x ({cfg.block_m}x"
+                f"{cfg.block_k} + {cfg.block_k}x{cfg.block_n}) x {in_bytes:g} B + epilogue) "
+                f"> {smem_limit} B")
+
+    if cfg.template == "splitk":
+        if cfg.split_k < 2:
+            return f"split_k {cfg.split_k} < 2 for the splitk template (use tiled)"
+        blocks = k_blocks(cfg, problem.k)
+        if cfg.split_k > blocks:
+            return (f"split_k {cfg.split_k} > {blocks} K blocks of {cfg.block_k} "
+                    f"(K = {problem.k}): some slices would be empty")
+        ws = workspace_bytes(cfg, problem)
+        if ws > MAX_WORKSPACE_BYTES:
+            return f"split-K workspace {ws} B > {MAX_WORKSPACE_BYTES} B"
+    elif cfg.split_k != 1:
+        return f"split_k {cfg.split_k} != 1 for the {cfg.template} template"
+
+    if cfg.template == "persistent_tma":
+        if in_bytes == 1 and not (t.transA == "T" and t.transB == "N"):
+            return f"fp8 with TMA needs K-contiguous A and B (TN), got {t.transA}{t.transB}"
+        for operand, base in tma_bases(problem).items():
+            width = base["shape"][1]
+            nbytes = width * (out_bytes if operand == "d" else in_bytes)
+            if nbytes % 16:
+                return (f"TMA needs 16-byte aligned strides: {operand} rows are {width} elements"
+                        f" = {nbytes:g} B")
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# the standard config list (the "Triton autotune" peer)
+
+# (block_m, block_n, block_k, num_stages, num_warps): the kind of list PyTorch Inductor's
+# max-autotune tries for mm (shared/reference/peers.md, section 5)
+_INDUCTOR_MM = (
+    (32, 32, 16, 1, 2), (32, 32, 128, 2, 4), (32, 64, 32, 5, 8), (64, 32, 32, 5, 8),
+    (64, 32, 128, 5, 4), (64, 64, 16, 2, 4), (64, 64, 32, 2, 4), (64, 64, 64, 3, 8),
+    (64, 64, 128, 5, 4), (64, 128, 32, 3, 4), (64, 128, 32, 4, 8), (64, 128, 64, 3, 4),
+    (64, 128, 128, 4, 4), (128, 64, 32, 3, 4), (128, 64, 32, 4, 8), (128, 128, 32, 2, 8),
+    (128, 128, 32, 3, 4), (128, 128, 64, 3, 4), (128, 128, 64, 5, 8), (128, 128, 128, 4, 8),
+)
+_INDUCTOR_PERSISTENT = (
+    (128, 256, 64, 3, 8), (128, 128, 64, 3, 8), (128, 128, 128, 3, 8), (128, 128, 128, 3, 4),
+    (128, 128, 64, 4, 8), (128, 128, 64, 5, 8), (256, 128, 64, 4, 8), (128, 128, 64, 5, 4),
+)
+
+
+def inductor_like_configs(problem: GemmProblem | None = None) -> list[TritonConfig]:
+    """Inductor-style mm autotune list: 20 tiled configs and 8 persistent-TMA configs, group 8.
+    With ``problem``, blocks are shrunk to the problem (each block at most its dimension padded
+    to a power of two, at least 16), duplicates dropped and infeasible configs left out, as
+    Inductor does before benchmarking."""
+    out: list[TritonConfig] = []
+    for template, table in (("tiled", _INDUCTOR_MM), ("persistent_tma", _INDUCTOR_PERSISTENT)):
+        for bm, bn, bk, stages, warps in table:
+            if problem is not None:
+                bm = min(bm, max(16, _next_pow2(problem.n)))
+                bn = min(bn, max(16, _next_pow2(problem.m)))
+                bk = min(bk, max(16, _next_pow2(problem.k)))
+            cfg = TritonConfig(template, bm, bn, bk, 8, 1, warps, stages)
+            if cfg in out:
+                continue
+            if problem is not None and infeasible_reason(cfg, problem) is not None:
+                continue
+            out.append(cfg)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# kernels: plain functions here, wrapped by triton.jit in _jit() (triton is imported lazily;
+# the annotations stay strings thanks to `from __future__ import annotations`)
+
+
+def _grouped_tile(tile, tiles_m, tiles_n, GROUP_M: tl.constexpr):  # noqa: F821
+    """Row and column tile of linear tile index ``tile`` in super-grouped order."""
+    per_group = GROUP_M * tiles_n
+    first_m = (tile // per_group) * GROUP_M
+    rows_here = tl.minimum(tiles_m - first_m, GROUP_M)  # noqa: F821
+    within = tile % per_group
+    return first_m + within % rows_here, within // rows_here
+
+
+def _k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, syc,
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # noqa: F821
+            EVEN_K: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
+    """fp32 sum over K blocks [kb_start, kb_stop) of X[rm, k] @ Y[k, rn]; rm/rn already wrapped
+    into range (rows past the end read valid memory and are never stored)."""
+    rk = tl.arange(0, BLOCK_K)  # noqa: F821
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
+    x_rows = x_ptr + rm[:, None].to(tl.int64) * sxr  # noqa: F821
+    y_cols = y_ptr + rn[None, :].to(tl.int64) * syc  # noqa: F821
+    for kb in tl.range(kb_start, kb_stop):  # noqa: F821
+        k = kb * BLOCK_K + rk
+        if EVEN_K:
+            a = tl.load(x_rows + k[None, :].to(tl.int64) * sxk)  # noqa: F821
+            b = tl.load(y_cols + k[:, None].to(tl.int64) * syk)  # noqa: F821
+        else:
+            a = tl.load(x_rows + k[None, :].to(tl.int64) * sxk,  # noqa: F821
+                        mask=k[None, :] < K, other=0.0)
+            b = tl.load(y_cols + k[:, None].to(tl.int64) * syk,  # noqa: F821
+                        mask=k[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)  # noqa: F821
+    return acc
+
+
+def _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc):
+    d = d_ptr + rm[:, None].to(tl.int64) * sdr + rn[None, :].to(tl.int64) * sdc  # noqa: F821
+    tl.store(d, acc.to(d_ptr.dtype.element_ty),  # noqa: F821
+             mask=(rm[:, None] < R) & (rn[None, :] < C))
+
+
+def _tiled_kernel(x_ptr, y_ptr, d_ptr, R, C, K, sxr, sxk, syk, syc, sdr, sdc,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,  # noqa: F821
+                  EVEN_K: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
+    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
+    tiles_n = tl.cdiv(C, BLOCK_N)  # noqa: F821
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), tiles_m, tiles_n, GROUP_M)  # noqa: F821
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
+    acc = _k_loop(x_ptr, y_ptr, rm % R, rn % C, K, 0, tl.cdiv(K, BLOCK_K),  # noqa: F821
+                  sxr, sxk, syk, syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, PRECISION)
+    _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
+
+
+def _splitk_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, syk, syc,
+                   sdr, sdc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,  # noqa: F821
+                   SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,  # noqa: F821
+                   PRECISION: tl.constexpr):  # noqa: F821
+    tile = tl.program_id(0)  # noqa: F821
+    split = tl.program_id(1)  # noqa: F821
+    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
+    tiles_n = tl.cdiv(C, BLOCK_N)  # noqa: F821
+    pid_m, pid_n = _grouped_tile(tile, tiles_m, tiles_n, GROUP_M)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
+    kb_total = tl.cdiv(K, BLOCK_K)  # noqa: F821
+    per_split = tl.cdiv(kb_total, SPLIT_K)  # noqa: F821
+    kb_start = split * per_split
+    kb_stop = tl.minimum(kb_start + per_split, kb_total)  # noqa: F821
+    acc = _k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_start, kb_stop, sxr, sxk, syk, syc,
+                  BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, PRECISION)
+
+    # partial tiles of one tile are contiguous: ws[tile, split, BLOCK_M, BLOCK_N]
+    cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]  # noqa
+    tile_ws = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)  # noqa: F821
+    tl.store(tile_ws + split * (BLOCK_M * BLOCK_N) + cell, acc)  # noqa: F821
+    # every thread's partial store precedes the counter's release (CTA barrier, then a
+    # gpu-scope acq_rel atomic: the classic threadfence-reduction pattern)
+    tl.debug_barrier()  # noqa: F821
+    arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")  # noqa: F821
+    if arrived == SPLIT_K - 1:
+        tl.debug_barrier()  # noqa: F821
+        total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
+        for s in tl.static_range(SPLIT_K):  # noqa: F821
+            # .cg: read from L2, never from a possibly stale L1 line
+            total += tl.load(tile_ws + s * (BLOCK_M * BLOCK_N) + cell,  # noqa: F821
+                             cache_modifier=".cg")
+        _store_tile(d_ptr, total, rm, rn, R, C, sdr, sdc)
+        tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")  # noqa: F821
+
+
+def _persistent_tma_kernel(x_desc, y_desc, d_desc, R, C, K,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                           BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,  # noqa: F821
+                           NUM_SMS: tl.constexpr, X_KMAJOR: tl.constexpr,  # noqa: F821
+                           Y_KMAJOR: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
+    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
+    tiles_n = tl.cdiv(C, BLOCK_N)  # noqa: F821
+    n_kb = tl.cdiv(K, BLOCK_K)  # noqa: F821
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS):  # noqa: F821
+        pid_m, pid_n = _grouped_tile(tile, tiles_m, tiles_n, GROUP_M)
+        r0 = pid_m * BLOCK_M
+        c0 = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
+        for kb in tl.range(0, n_kb):  # noqa: F821
+            k0 = kb * BLOCK_K
+            if X_KMAJOR:
+                a = x_desc.load([r0, k0])
+            else:
+                a = x_desc.load([k0, r0]).T
+            if Y_KMAJOR:
+                b = y_desc.load([c0, k0]).T
+            else:
+                b = y_desc.load([k0, c0])
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)  # noqa: F821
+        d_desc.store([r0, c0], acc.to(d_desc.dtype))
+
+
+@functools.lru_cache(maxsize=1)
+def _jit() -> dict:
+    """Import triton and wrap the kernels (once per process)."""
+    global tl, triton
+    import triton  # noqa: F811
+    import triton.language as tl  # noqa: F811
+
+    module = globals()
+    for helper in ("_grouped_tile", "_k_loop", "_store_tile"):
+        if not isinstance(module[helper], triton.JITFunction):
+            module[helper] = triton.jit(module[helper])
+    return {"tiled": triton.jit(_tiled_kernel), "splitk": triton.jit(_splitk_kernel),
+            "persistent_tma": triton.jit(_persistent_tma_kernel)}
+
+
+# --------------------------------------------------------------------------------------------
+# arguments and launch
+
+
+def precision(problem: GemmProblem) -> str:
+    """tl.dot input precision: exact fp32 for f32 compute, TF32 for xf32 (ignored otherwise)."""
+    t = problem.type
+    return "ieee" if t.a_type == "f32_r" and t.compute_type == "c_f32_r" else "tf32"
+
+
+def geometry(problem: GemmProblem) -> dict:
+    """Rows, columns, K and element strides of X, Y and D_mem as ``timing.make_operands``
+    lays them out (batch index 0)."""
+    t, n, m, k = problem.type, problem.n, problem.m, problem.k
+    sx = (k, 1) if t.transB == "N" else (1, n)
+    sy = (1, k) if t.transA == "T" else (m, 1)
+    return {"R": n, "C": m, "K": k, "sx": sx, "sy": sy, "sd": (m, 1)}
+
+
+def _tiles(cfg: TritonConfig, rows: int, cols: int) -> int:
+    return -(-rows // cfg.block_m) * -(-cols // cfg.block_n)
+
+
+def _constexprs(cfg: TritonConfig, problem: GemmProblem) -> dict:
+    out = {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k,
+           "GROUP_M": cfg.group_m, "PRECISION": precision(problem)}
+    if cfg.template == "splitk":
+        out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0)
+    elif cfg.template == "tiled":
+        out["EVEN_K"] = problem.k % cfg.block_k == 0
+    return out
+
+
+def _call(cfg: TritonConfig, problem: GemmProblem, x, y, d, ws=None, counts=None,
+          num_sms: int = H200_SMS, strides: dict | None = None) -> tuple[tuple, tuple, dict]:
+    """(grid, positional args, keyword args) of one launch. ``x``/``y``/``d`` are tensors (or
+    MockTensors for compile-only); for persistent_tma they are the descriptor *bases*."""
+    g = strides or geometry(problem)
+    rows, cols, k = g["R"], g["C"], g["K"]
+    kwargs = _constexprs(cfg, problem) | {"num_warps": cfg.num_warps,
+                                         "num_stages": cfg.num_stages}
+    tiles = _tiles(cfg, rows, cols)
+    if cfg.template == "tiled":
+        args = (x, y, d, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
+        return (tiles,), args, kwargs
+    if cfg.template == "splitk":
+        args = (x, y, d, ws, counts, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
+        return (tiles, cfg.split_k), args, kwargs
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    bases = tma_bases(problem)
+    blocks = {"x": (cfg.block_m, cfg.block_k) if bases["x"]["k_major"]
+              else (cfg.block_k, cfg.block_m),
+              "y": (cfg.block_n, cfg.block_k) if bases["y"]["k_major"]
+              else (cfg.block_k, cfg.block_n),
+              "d": (cfg.block_m, cfg.block_n)}
+    descs = []
+    for name, base in (("x", x), ("y", y), ("d", d)):
+        shape = list(bases[name]["shape"])
+        descs.append(TensorDescriptor(base, shape, [shape[1], 1], list(blocks[name])))
+    kwargs.update(NUM_SMS=num_sms, X_KMAJOR=bases["x"]["k_major"],
+                  Y_KMAJOR=bases["y"]["k_major"])
+    return (min(num_sms, tiles),), (*descs, rows, cols, k), kwargs
+
+
+_WORKSPACES: dict = {}
+
+
+def _workspace(device, numel: int, dtype_name: str, zero: bool):
+    """A buffer shared by every launcher on ``device`` (launches on one stream run one after
+    another, and the split-K kernel leaves its counters at zero)."""
+    t = _torch()
+    key = (str(device), dtype_name, zero)
+    buf = _WORKSPACES.get(key)
+    if buf is None or buf.numel() < numel:
+        dtype = getattr(t, dtype_name)
+        buf = (t.zeros if zero else t.empty)(max(numel, 1), dtype=dtype, device=device)
+        _WORKSPACES[key] = buf
+    return buf
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def num_sms(device) -> int:
+    t = _torch()
+    return int(t.cuda.get_device_properties(device).multi_processor_count)
+
+
+def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
+    """A zero-argument call doing the whole GEMM on ``ops`` (a ``timing.Operands``): workspace
+    allocated now, nothing allocated per call, capturable in a CUDA graph. Raises ValueError
+    for a config that ``infeasible_reason`` refuses."""
+    problem = ops.problem
+    reason = infeasible_reason(cfg, problem)
+    if reason is not None:
+        raise ValueError(f"{cfg.name} cannot run {problem.name}: {reason}")
+    kernel = _jit()[cfg.template]
+    x, y, d = ops.x[0], ops.y[0], ops.d[0]
+    device = d.device
+    if d.stride(1) != 1 or d.stride(0) != problem.m:
+        raise ValueError(f"{cfg.name}: D must be contiguous (N x M), strides {d.stride()}")
+    ws = counts = None
+    strides = {"R": problem.n, "C": problem.m, "K": problem.k, "sx": tuple(x.stride()),
+               "sy": tuple(y.stride()), "sd": tuple(d.stride())}
+    if cfg.template == "splitk":
+        ws = _workspace(device, workspace_bytes(cfg, problem) // 4, "float32", zero=False)
+        counts = _workspace(device, _tiles(cfg, problem.n, problem.m), "int32", zero=True)
+    if cfg.template == "persistent_tma":
+        # descriptors on the stored tensors, last dimension contiguous
+        x = x if tma_bases(problem)["x"]["k_major"] else x.T
+        y = y.T if tma_bases(problem)["y"]["k_major"] else y
+        for name, base in (("x", x), ("y", y), ("d", d)):
+            if base.stride(1) != 1:
+                raise ValueError(f"{cfg.name}: TMA base {name} is not contiguous in its last "
+                                 f"dimension (strides {base.stride()})")
+        sms = num_sms(device)
+    else:
+        sms = H200_SMS
+    grid, args, kwargs = _call(cfg, problem, x, y, d, ws, counts, sms, strides)
+    run = kernel[grid]
+
+    def call():
+        run(*args, **kwargs)
+
+    return call
+
+
+# --------------------------------------------------------------------------------------------
+# compiling before timing
+
+
+def _mock_args(cfg: TritonConfig, problem: GemmProblem, sms: int):
+    """Launch arguments with MockTensors (dtype only, pointer 0): specialize exactly as the
+    real operands of ``timing.make_operands`` do, so the real launch hits the compiled kernel
+    in Triton's cache."""
+    from triton.runtime.jit import MockTensor
+
+    from .timing import torch_dtype
+
+    t = problem.type
+    x, y = MockTensor(torch_dtype(t.b_type)), MockTensor(torch_dtype(t.a_type))
+    d = MockTensor(torch_dtype(t.d_type))
+    torch = _torch()
+    ws, counts = MockTensor(torch.float32), MockTensor(torch.int32)
+    return _call(cfg, problem, x, y, d, ws, counts, sms)
+
+
+def compile_one(params: dict, problem_row: dict, device: int, sms: int) -> str | None:
+    """Compile one config for one problem in this process: None, or why it failed."""
+    try:
+        cfg = TritonConfig.from_params(params)
+        problem = GemmProblem.from_row(problem_row)
+        reason = infeasible_reason(cfg, problem)
+        if reason is not None:
+            return f"infeasible: {reason}"
+        torch = _torch()
+        torch.cuda.set_device(device)
+        grid, args, kwargs = _mock_args(cfg, problem, sms)
+        compiled = _jit()[cfg.template].warmup(*args, grid=grid, **kwargs)
+        if compiled is not None and hasattr(compiled, "result"):  # async compile mode
+            compiled = compiled.result()
+        init = getattr(compiled, "_init_handles", None)
+        if init is not None:
+            init()  # loads the module: shared-memory and register limits are checked here
+        return None
+    except Exception as exc:  # every compiler failure becomes a reported string
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return text.splitlines()[-1][:400] if text else type(exc).__name__
+
+
+TRITON_TYPES = {"bf16_r": "bf16", "f16_r": "fp16", "f32_r": "fp32", "f8_r": "fp8e4nv",
+                "bf8_r": "fp8e5"}
+
+
+def compile_offline(cfg: TritonConfig, problem: GemmProblem, capability: int = 90):
+    """Compile for a CUDA target without a GPU (nothing can be launched): catches front-end and
+    compiler errors and tells the real shared memory (``.metadata.shared``). Integer arguments
+    are not specialized, so the code differs in details from what a launch compiles."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    reason = infeasible_reason(cfg, problem)
+    if reason is not None:
+        raise ValueError(f"{cfg.name}: {reason}")
+    kernel = _jit()[cfg.template]
+    t = problem.type
+    types = {"x": TRITON_TYPES[t.b_type], "y": TRITON_TYPES[t.a_type],
+             "d": TRITON_TYPES[t.d_type], "ws": "fp32", "count": "i32"}
+    grid, args, kwargs = _call(cfg, problem, *[_Typed(types[n]) for n in ("x", "y", "d")],
+                               _Typed("fp32"), _Typed("i32"))
+    kwargs = dict(kwargs)
+    options = {"num_warps": kwargs.pop("num_warps"), "num_stages": kwargs.pop("num_stages")}
+    signature, constexprs, attrs = {}, {}, {}
+    divisible = [["tt.divisibility", 16]]
+    for i, (name, arg) in enumerate(zip(kernel.arg_names,
+                                        list(args) + [None] * len(kernel.arg_names))):
+        if name in kwargs:
+            signature[name], constexprs[name] = "constexpr", kwargs[name]
+        elif isinstance(arg, _Typed):
+            signature[name], attrs[(i,)] = "*" + arg.name, divisible
+        elif hasattr(arg, "block_shape"):
+            signature[name] = f"tensordesc<{arg.base.name}{list(arg.block_shape)}>"
+        elif arg == 1:  # as a launch specializes it
+            signature[name], constexprs[name] = "constexpr", 1
+        else:
+            signature[name] = "i32"
+            if arg % 16 == 0:
+                attrs[(i,)] = divisible
+    source = triton.compiler.ASTSource(fn=kernel, signature=signature, constexprs=constexprs,
+                                       attrs=attrs)
+    return triton.compile(source, target=GPUTarget("cuda", capability, 32), options=options)
+
+
+class _Typed:
+    """A stand-in tensor for compile_offline: a Triton type name and a null pointer."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.dtype = self
+
+    @property
+    def itemsize(self) -> int:
+        return {"bf16": 2, "fp16": 2, "fp32": 4, "fp8e4nv": 1, "fp8e5": 1, "i32": 4}[self.name]
+
+    @staticmethod
+    def data_ptr() -> int:
+        return 0
+
+
+def _problem_row(problem: GemmProblem) -> dict:
+    return problem.gemm_fields()
+
+
+def _compile_job(job: tuple) -> str | None:
+    return compile_one(*job)
+
+
+def make_executor(workers: int) -> concurrent.futures.Executor:
+    """A pool of ``workers`` spawned processes for ``compile_all`` (keep it across calls:
+    each worker imports torch/triton and opens a CUDA context once)."""
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def default_workers() -> int:
+    return max(1, (os.cpu_count() or 2) - 2)
+
+
+def compile_all(configs: Iterable[TritonConfig], problem: GemmProblem, device: int,
+                workers: int | None = None, *,
+                executor: concurrent.futures.Executor | None = None
+                ) -> dict[TritonConfig, str | None]:
+    """Compile every config for ``problem`` before any timing; per config None (compiled, now
+    in Triton's on-disk cache) or an error string (``infeasible: ...`` for configs refused
+    without compiling). ``workers`` > 1 compiles in that many spawned processes (or on
+    ``executor``); 1 compiles here, one after another."""
+    configs = list(dict.fromkeys(configs))
+    out: dict[TritonConfig, str | None] = {}
+    todo = []
+    for cfg in configs:
+        reason = infeasible_reason(cfg, problem)
+        if reason is not None:
+            out[cfg] = f"infeasible: {reason}"
+        else:
+            todo.append(cfg)
+    if not todo:
+        return out
+    sms = num_sms(device) if any(c.template == "persistent_tma" for c in todo) else H200_SMS
+    row = _problem_row(problem)
+    jobs = [(cfg.to_params(), row, device, sms) for cfg in todo]
+    workers = default_workers() if workers is None else int(workers)
+    if executor is None and (workers <= 1 or len(todo) == 1):
+        for cfg, job in zip(todo, jobs):
+            out[cfg] = compile_one(*job)
+        return out
+    own = executor is None
+    pool = make_executor(min(workers, len(todo))) if own else executor
+    try:
+        results = _run_jobs(pool, todo, jobs)
+    finally:
+        if own:
+            pool.shutdown(wait=True)
+    out.update(results)
+    return {cfg: out[cfg] for cfg in configs}
+
+
+def _run_jobs(pool, todo: Sequence[TritonConfig], jobs: Sequence[tuple]) -> dict:
+    """Results of the jobs; when a worker dies (a compiler crash takes the process with it),
+    the unfinished configs are retried one per fresh process, so only the culprit fails."""
+    results: dict = {}
+    futures = {pool.submit(_compile_job, job): (cfg, job) for cfg, job in zip(todo, jobs)}
+    retry = []
+    for future in concurrent.futures.as_completed(futures):
+        cfg, job = futures[future]
+        try:
+            results[cfg] = future.result()
+        except concurrent.futures.process.BrokenProcessPool:
+            retry.append((cfg, job))
+        except Exception as exc:
+            results[cfg] = f"compile job failed: {type(exc).__name__}: {exc}"[:400]
+    for cfg, job in retry:
+        single = make_executor(1)
+        try:
+            results[cfg] = single.submit(_compile_job, job).result()
+        except concurrent.futures.process.BrokenProcessPool:
+            results[cfg] = "the compiler process died (crash in the Triton compiler or ptxas)"
+        finally:
+            single.shutdown(wait=True)
+    return results

@@ -1,0 +1,435 @@
+"""Triton templates and Triton tune mode of the cuda platform.
+
+CPU tests: configs, feasibility rules, the tuning YAML and the GA with a fake evaluator. With
+triton installed (no GPU needed) every template is also compiled for sm_90. GPU tests (marker
+``gpu``) run the kernels against the float32 reference.
+"""
+
+import numpy as np
+import pytest
+import yaml
+
+from geko_lib import library as liblogic
+from geko_lib.gemm import GemmProblem, GemmType
+from geko_lib.platforms.cuda import triton_gemm as tg
+from geko_lib.platforms.cuda import tune as ctune
+from geko_lib.tuning import optimize as tuning_optimize
+
+BF16 = dict(a_type="bf16_r", b_type="bf16_r", c_type="bf16_r", d_type="bf16_r",
+            compute_type="c_f32_r")
+
+
+def gtype(ta="T", tb="N", **types):
+    return GemmType(ta, tb, **{**BF16, **types})
+
+
+def problem(m, n, k, ta="T", tb="N", batch=1, **types):
+    return GemmProblem(gtype(ta, tb, **types), m, n, batch, k)
+
+
+LLAMA_DECODE = problem(4096, 16, 4096)  # 16 tokens x 4096 x 4096
+LLAMA_PREFILL = problem(4096, 2048, 4096)
+
+
+# --- configs ----------------------------------------------------------------------------------
+
+def test_config_name_params_round_trip():
+    cfg = tg.TritonConfig("tiled", 128, 128, 64, 8, 1, 8, 3)
+    assert cfg.name == "triton_tiled_128x128x64_g8_k1_w8_s3"
+    assert tg.TritonConfig.from_params(cfg.to_params()) == cfg
+    assert tg.TritonConfig.from_name(cfg.name) == cfg
+    assert cfg.to_params() == {"template": "tiled", "block_m": 128, "block_n": 128,
+                               "block_k": 64, "group_m": 8, "split_k": 1, "num_warps": 8,
+                               "num_stages": 3}
+    tma = tg.TritonConfig("persistent_tma", 128, 256, 64, num_warps=8)
+    assert tg.TritonConfig.from_name(tma.name) == tma
+    # YAML round trip, as library logic stores it
+    assert tg.TritonConfig.from_params(yaml.safe_load(yaml.safe_dump(tma.to_params()))) == tma
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"template": "cutlass", "block_m": 64, "block_n": 64, "block_k": 32}, "unknown Triton"),
+    ({"template": "tiled", "block_m": 64, "block_n": 64}, "lacks block_k"),
+    ({"template": "tiled", "block_m": 64, "block_n": 64, "block_k": "x"}, "integer"),
+    ({"template": "tiled", "block_m": 64, "block_n": 64, "block_k": 32, "swizzle": 1},
+     "unknown Triton config keys"),
+])
+def test_config_rejects_bad_params(params, message):
+    with pytest.raises(tg.TritonConfigError, match=message):
+        tg.TritonConfig.from_params(params)
+
+
+# --- feasibility --------------------------------------------------------------------------------
+
+def reason(cfg, prob=LLAMA_PREFILL, **kw):
+    return tg.infeasible_reason(cfg, prob, **kw)
+
+
+def test_shared_memory_rule_hand_computed():
+    # persistent: 3 x (128x64 + 64x256) x 2 B = 147456, + 128x256x2 B output tile = 212992,
+    # + 1024 reserve = 214016 <= 232448
+    ok = tg.TritonConfig("persistent_tma", 128, 256, 64, num_warps=8, num_stages=3)
+    assert tg.smem_bytes(ok, 2, 2) == 214016
+    assert reason(ok) is None
+    # 4 stages: 196608 + 65536 + 1024 = 263168 > 232448
+    big = tg.TritonConfig("persistent_tma", 128, 256, 64, num_warps=8, num_stages=4)
+    assert tg.smem_bytes(big, 2, 2) == 263168
+    assert "shared memory 263168 B" in reason(big)
+    assert reason(big, smem_limit=300_000) is None
+    # tiled: 4 x (128x128 + 128x128) x 2 B = 262144 + 1024 (epilogue reuses the buffers)
+    tiled = tg.TritonConfig("tiled", 128, 128, 128, num_warps=8, num_stages=4)
+    assert tg.smem_bytes(tiled, 2, 2) == 263168
+    assert "shared memory" in reason(tiled)
+    # fp8 halves the pipeline: 4 x 32768 x 1 + 1024
+    assert tg.smem_bytes(tiled, 1, 2) == 132096
+
+
+def test_register_rule_hand_computed():
+    # 256 x 128 fp32 accumulators over 4 warps = 256 per thread > 192
+    cfg = tg.TritonConfig("tiled", 256, 128, 32, num_warps=4, num_stages=2)
+    assert tg.acc_registers(cfg) == 256
+    assert "256 fp32 registers" in reason(cfg)
+    # over 8 warps: 128 per thread
+    assert reason(tg.TritonConfig("tiled", 256, 128, 32, num_warps=8, num_stages=2)) is None
+
+
+def test_block_sizes_against_the_problem():
+    decode = LLAMA_DECODE
+    assert "block_m 64 exceeds N" in reason(tg.TritonConfig("tiled", 64, 64, 64), decode)
+    assert reason(tg.TritonConfig("tiled", 16, 64, 64), decode) is None
+    one_token = problem(4096, 1, 4096)
+    assert reason(tg.TritonConfig("tiled", 16, 64, 64), one_token) is None  # 16 is the floor
+    assert "block_k 256 exceeds K" in reason(tg.TritonConfig("tiled", 16, 64, 256),
+                                             problem(4096, 16, 100))
+    assert "power of two" in reason(tg.TritonConfig("tiled", 48, 64, 64))
+    assert "fp8" in reason(tg.TritonConfig("tiled", 64, 64, 16),
+                           problem(4096, 2048, 4096, a_type="f8_r", b_type="f8_r"))
+
+
+def test_split_k_rules():
+    assert "use tiled" in reason(tg.TritonConfig("splitk", 16, 64, 128, split_k=1), LLAMA_DECODE)
+    # K 4096 / 128 = 32 blocks: 32 slices fine, 64 not
+    assert reason(tg.TritonConfig("splitk", 16, 64, 128, split_k=32), LLAMA_DECODE) is None
+    assert "some slices would be empty" in reason(
+        tg.TritonConfig("splitk", 16, 64, 128, split_k=64), LLAMA_DECODE)
+    assert "split_k 2 != 1" in reason(tg.TritonConfig("tiled", 16, 64, 128, split_k=2),
+                                      LLAMA_DECODE)
+    # workspace: 1 x 64 tiles x 4 slices x 16 x 64 x 4 B
+    assert tg.workspace_bytes(tg.TritonConfig("splitk", 16, 64, 128, split_k=4),
+                              LLAMA_DECODE) == 64 * 4 * 16 * 64 * 4
+
+
+def test_tma_alignment_and_types():
+    cfg = tg.TritonConfig("persistent_tma", 128, 128, 64, num_warps=8, num_stages=3)
+    # K = 4100 bf16: X rows 8200 B, not a multiple of 16
+    odd_k = problem(4096, 2048, 4100)
+    assert "16-byte aligned" in reason(cfg, odd_k)
+    assert reason(tg.TritonConfig("tiled", 128, 128, 64, num_warps=8), odd_k) is None
+    # every transpose is fine when aligned (descriptors on the stored tensors)
+    for ta in "NT":
+        for tb in "NT":
+            assert reason(cfg, problem(4096, 2048, 4096, ta, tb)) is None
+    fp8 = dict(a_type="f8_r", b_type="f8_r")
+    assert reason(cfg, problem(4096, 2048, 4096, "T", "N", **fp8)) is None
+    assert "TN" in reason(cfg, problem(4096, 2048, 4096, "N", "T", **fp8))
+    assert "batch_count 2" in reason(cfg, problem(4096, 2048, 4096, batch=2))
+    assert "mixed input" in reason(cfg, problem(4096, 2048, 4096, a_type="f8_r", b_type="bf8_r"))
+    i8 = problem(4096, 2048, 4096, a_type="i8_r", b_type="i8_r", c_type="i32_r",
+                 d_type="i32_r", compute_type="c_i32_r")
+    assert "input type i8_r" in reason(cfg, i8)
+    assert reason(cfg, problem(4096, 2048, 4096, d_type="f32_r", c_type="f32_r")) is None
+
+
+def test_geometry_matches_the_operand_layout():
+    # X = op(B)^T (N x K), Y = op(A)^T (K x M), D_mem (N x M) as timing.make_operands lays out
+    g = tg.geometry(problem(300, 20, 40, "T", "N"))
+    assert (g["R"], g["C"], g["K"]) == (20, 300, 40)
+    assert g["sx"] == (40, 1) and g["sy"] == (1, 40) and g["sd"] == (300, 1)
+    g = tg.geometry(problem(300, 20, 40, "N", "T"))
+    assert g["sx"] == (1, 20) and g["sy"] == (300, 1)
+    bases = tg.tma_bases(problem(300, 20, 40, "N", "T"))
+    assert bases["x"] == {"shape": (40, 20), "k_major": False}
+    assert bases["y"] == {"shape": (40, 300), "k_major": False}
+
+
+def test_inductor_like_configs():
+    configs = tg.inductor_like_configs()
+    assert len(configs) == 28 and len({c.name for c in configs}) == 28
+    assert sum(c.template == "persistent_tma" for c in configs) == 8
+    assert all(c.group_m == 8 and c.split_k == 1 for c in configs)
+    shrunk = tg.inductor_like_configs(LLAMA_DECODE)
+    assert shrunk and all(c.block_m == 16 for c in shrunk)
+    assert all(tg.infeasible_reason(c, LLAMA_DECODE) is None for c in shrunk)
+    assert len(set(shrunk)) == len(shrunk)
+
+
+def test_compile_all_reports_infeasible_without_compiling():
+    bad = tg.TritonConfig("tiled", 256, 256, 64, num_warps=4)
+    out = tg.compile_all([bad], LLAMA_PREFILL, device=0, workers=1)
+    assert out[bad].startswith("infeasible: ")
+
+
+# --- compile for sm_90 without a GPU (needs triton, not torch or a GPU) ---------------------
+
+COMPILE_CASES = [
+    (tg.TritonConfig("tiled", 64, 128, 64, 8, 1, 4, 3), problem(4096, 2048, 4096, "N", "N")),
+    (tg.TritonConfig("tiled", 128, 128, 32, 8, 1, 8, 3), problem(4000, 2048, 4000, "T", "T")),
+    (tg.TritonConfig("splitk", 16, 64, 128, 8, 4, 4, 4), LLAMA_DECODE),
+    (tg.TritonConfig("persistent_tma", 128, 256, 64, 8, 1, 8, 3), LLAMA_PREFILL),
+    (tg.TritonConfig("persistent_tma", 128, 128, 64, 8, 1, 8, 4),
+     problem(4096, 2048, 4096, "N", "T")),
+]
+
+
+@pytest.mark.parametrize("cfg, prob", COMPILE_CASES, ids=lambda v: getattr(v, "name", None))
+def test_templates_compile_for_sm90(cfg, prob):
+    pytest.importorskip("triton")
+    compiled = tg.compile_offline(cfg, prob)
+    shared = compiled.metadata.shared
+    assert 0 < shared <= tg.smem_bytes(cfg, prob.type.input_bytes, prob.type.output_bytes)
+    if cfg.template == "persistent_tma":
+        assert "cp.async.bulk.tensor" in compiled.asm["ptx"]
+
+
+# --- tuning YAML ------------------------------------------------------------------------------
+
+SIZES = [[4096, 16, 1, 4096], [4096, 2048, 1, 4096], [14336, 128, 1, 4096],
+         [4096, 8192, 1, 14336], [4096, 16, 1, 4096], [4096, 64, 4, 4096]]
+
+
+def test_configure_writes_one_yaml_per_cluster(tmp_path):
+    out = tmp_path / "configs"
+    (out).mkdir()
+    (out / "BBS_TN_7.yaml").write_text("stale")
+    paths = ctune.configure(gtype(), SIZES, out, {"backend": "ductile", "n_gen": 5, "seed": 3})
+    assert [p.name for p in paths] == ["BBS_TN_0.yaml", "BBS_TN_1.yaml"]
+    assert ctune.names_ok(paths)
+    assert not (out / "BBS_TN_7.yaml").exists()
+    decode = yaml.safe_load(paths[0].read_text())
+    assert decode["Format"] == "geko-triton-tuning" and decode["Cluster"] == "decode"
+    assert decode["Sizes"] == [[4096, 16, 1, 4096], [14336, 128, 1, 4096]]  # batch 4 dropped
+    assert decode["GemmType"]["transA"] == "T" and decode["GemmType"]["a_type"] == "bf16_r"
+    assert decode["GA"] == {"n_gen": 5, "population": 32, "seed": 3}
+    assert {"template": "splitk", "split_k": 8} in decode["Space"]["kernel"]
+    assert set(decode["Space"]) == set(ctune.SPACE_KEYS)
+    prefill = ctune.TritonTuning.load(paths[1])
+    assert prefill.cluster == "prefill"
+    assert prefill.sizes == [(4096, 2048, 1, 4096), (4096, 8192, 1, 14336)]
+    assert prefill.library["ArchitectureName"] == "sm_90"
+
+
+def test_configure_splits_large_clusters(tmp_path):
+    sizes = [[4096, n, 1, 4096] for n in range(1, 11)]
+    paths = ctune.configure(gtype(), sizes, tmp_path, {"max_sizes_per_config": 4})
+    assert [len(ctune.TritonTuning.load(p).sizes) for p in paths] == [4, 4, 2]
+
+
+def test_tuning_file_errors(tmp_path):
+    bad = tmp_path / "BBS_TN_0.yaml"
+    bad.write_text("Format: something-else\n")
+    with pytest.raises(ctune.TuningFileError, match="not a Triton tuning file"):
+        ctune.TritonTuning.load(bad)
+    path = ctune.configure(gtype(), SIZES[:1], tmp_path)[0]
+    data = yaml.safe_load(path.read_text())
+    del data["Space"]["block_k"]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ctune.TuningFileError, match="lacks block_k"):
+        ctune.TritonTuning.load(path)
+
+
+# --- optimize with a fake evaluator -----------------------------------------------------------
+
+def fake_gflops(cfg, prob):
+    """A smooth landscape: decode likes split-K with narrow rows, prefill likes big tiles."""
+    score = 100.0 + cfg.block_n / 8 + cfg.num_stages
+    if prob.n <= 128:
+        score += 40 * (cfg.template == "splitk") + 10 * cfg.split_k - cfg.block_m
+    else:
+        score += cfg.block_m / 4 + 20 * (cfg.template == "persistent_tma")
+    return score
+
+
+def run_fake(tmp_path, sizes, n_gen=4, population=12):
+    paths = ctune.configure(gtype(), sizes, tmp_path / "configs",
+                            {"n_gen": n_gen, "population": population})
+    calls = []
+
+    def evaluate(configs, problems):
+        for cfg in configs:  # never handed a config that no size can run
+            assert any(tg.infeasible_reason(cfg, p) is None for p in problems)
+        calls.append(len(configs))
+        return np.array([[fake_gflops(c, p) for c in configs] for p in problems])
+
+    return paths, calls, evaluate
+
+
+def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
+    sizes = [[4096, 16, 1, 4096], [6144, 32, 1, 4096]]
+    paths, calls, evaluate = run_fake(tmp_path, sizes)
+    build = tmp_path / "build_BBS_TN_0"
+    logic_dir = ctune.optimize(paths[0], build, device=0, evaluate=evaluate)
+    assert logic_dir == build / "3_LibraryLogic"
+    assert len(calls) == 4 and all(n == 12 for n in calls)
+    (path,) = logic_dir.glob("*.yaml")
+    assert path.name == "h200_Cijk_Alik_Bljk_BBS_BH_UserArgs.yaml"
+    assert path.read_text().startswith("# cuda platform")
+    lib = liblogic.load(path)
+    assert lib.gemm_type == gtype()
+    assert sorted(size for size, _, _ in lib.sizes()) == [(4096, 16, 1, 4096),
+                                                          (6144, 32, 1, 4096)]
+    for size, index, gflops in lib.sizes():
+        sol = lib.solutions[lib.solution_position()[index]]
+        assert sol["Backend"] == "triton"
+        cfg = ctune.config_of(sol)
+        assert sol["SolutionNameMin"] == cfg.name
+        prob = GemmProblem(lib.gemm_type, *size)
+        assert tg.infeasible_reason(cfg, prob) is None
+        assert gflops == pytest.approx(fake_gflops(cfg, prob), rel=1e-3)
+    assert (build / tuning_optimize.CHECKPOINT).exists()
+    assert tuning_optimize.build_state(build) == "completed"
+
+
+def test_optimize_resumes_from_checkpoint(tmp_path):
+    sizes = [[4096, 2048, 1, 4096]]
+    paths, calls, evaluate = run_fake(tmp_path, sizes, n_gen=3)
+    first = ctune.optimize(paths[0], tmp_path / "a", 0, evaluate=evaluate)
+    text = next(first.glob("*.yaml")).read_text()
+    n_first = len(calls)
+    # a rerun over the finished checkpoint evaluates nothing and writes the same library
+    for p in first.glob("*.yaml"):
+        p.unlink()
+    again = ctune.optimize(paths[0], tmp_path / "a", 0, evaluate=evaluate)
+    assert len(calls) == n_first
+    assert next(again.glob("*.yaml")).read_text() == text
+
+
+def test_optimize_zeroes_infeasible_sizes_and_fails_when_nothing_runs(tmp_path):
+    sizes = [[4096, 16, 1, 4096]]
+    paths, _, _ = run_fake(tmp_path, sizes, n_gen=2)
+
+    def lying(configs, problems):  # claims speed for everything, including impossible sizes
+        return np.full((len(problems), len(configs)), 50.0)
+
+    logic = ctune.optimize(paths[0], tmp_path / "b", 0, evaluate=lying)
+    lib = liblogic.load(next(logic.glob("*.yaml")))
+    (size, index, _), = lib.sizes()
+    cfg = ctune.config_of(lib.solutions[lib.solution_position()[index]])
+    assert tg.infeasible_reason(cfg, GemmProblem(lib.gemm_type, *size)) is None
+
+    def broken(configs, problems):
+        return np.zeros((len(problems), len(configs)))
+
+    with pytest.raises(RuntimeError, match="no Triton config ran correctly"):
+        ctune.optimize(paths[0], tmp_path / "c", 0, evaluate=broken)
+
+
+def test_measurer_quarantines_the_config_a_crash_left_in_flight(tmp_path):
+    path = ctune.configure(gtype(), SIZES[:1], tmp_path / "configs")[0]
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / ctune.IN_FLIGHT).write_text("triton_splitk_16x64x128_g8_k4_w4_s4\n")
+    measurer = ctune.Measurer(ctune.TritonTuning.load(path), build, device=0)
+    assert "triton_splitk_16x64x128_g8_k4_w4_s4" in measurer.quarantine
+    assert not (build / ctune.IN_FLIGHT).exists()
+    assert "triton_splitk_16x64x128_g8_k4_w4_s4" in (build / ctune.QUARANTINE).read_text()
+    assert ctune.error_threshold(gtype()) == 1e-2
+    exact = GemmType("T", "N", "f32_r", "f32_r", "f32_r", "f32_r", "c_f32_r")
+    assert ctune.error_threshold(exact) == 1e-4
+
+
+# --- GPU ----------------------------------------------------------------------------------------
+
+def gpu_ops(prob, seed=0):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from geko_lib.platforms.cuda import timing
+
+    return timing, timing.make_operands(prob, 0, seed, count=1)[0]
+
+
+def check(cfg, prob, threshold=1e-2):
+    timing, ops = gpu_ops(prob)
+    assert tg.infeasible_reason(cfg, prob) is None, tg.infeasible_reason(cfg, prob)
+    error = timing.checked_error(tg.launcher(cfg, ops), ops)
+    assert error < threshold, f"{cfg.name} on {prob.name}: relative error {error}"
+
+
+SMALL = [problem(192, 48, 160), problem(200, 40, 72, "N", "T"), problem(64, 16, 48, "N", "N")]
+GPU_CASES = (
+    [(tg.TritonConfig("tiled", 32, 64, 32, 8, 1, 4, 3), problem(320, 96, 224, ta, tb))
+     for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("tiled", 64, 128, 64, 8, 1, 4, 3), problem(4096, 2048, 4096, ta, tb))
+       for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("tiled", 16, 64, 128, 8, 1, 4, 4), LLAMA_DECODE)]
+    + [(tg.TritonConfig("splitk", 16, 32, 32, 4, 2, 4, 3), p) for p in SMALL]
+    + [(tg.TritonConfig("splitk", 16, 64, 128, 8, 8, 4, 4), LLAMA_DECODE),
+       (tg.TritonConfig("splitk", 16, 64, 128, 8, 4, 4, 4), problem(4096, 16, 4000, "T", "T")),
+       (tg.TritonConfig("splitk", 64, 128, 64, 8, 2, 4, 3), LLAMA_PREFILL)]
+    + [(tg.TritonConfig("persistent_tma", 64, 64, 32, 8, 1, 4, 3), problem(192, 48, 160, ta, tb))
+       for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("persistent_tma", 128, 256, 64, 8, 1, 8, 3), LLAMA_PREFILL),
+       (tg.TritonConfig("persistent_tma", 16, 128, 128, 8, 1, 4, 4), LLAMA_DECODE),
+       (tg.TritonConfig("persistent_tma", 128, 128, 64, 8, 1, 8, 4),
+        problem(4096, 2048, 4096, "N", "T"))]
+)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg, prob", GPU_CASES,
+                         ids=[f"{c.name}-{p.name}" for c, p in GPU_CASES])
+def test_gpu_template_matches_reference(cfg, prob):
+    check(cfg, prob)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("types", [dict(d_type="f32_r", c_type="f32_r"),
+                                   dict(a_type="f16_r", b_type="f16_r", c_type="f16_r",
+                                        d_type="f16_r"),
+                                   dict(a_type="f8_r", b_type="f8_r")])
+def test_gpu_other_types(types):
+    prob = problem(512, 64, 256, **types)
+    for cfg in (tg.TritonConfig("tiled", 64, 64, 64, 8, 1, 4, 3),
+                tg.TritonConfig("splitk", 64, 64, 64, 8, 2, 4, 3),
+                tg.TritonConfig("persistent_tma", 64, 64, 64, 8, 1, 4, 3)):
+        check(cfg, prob)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg, prob", [
+    (tg.TritonConfig("splitk", 16, 64, 128, 8, 8, 4, 4), LLAMA_DECODE),
+    (tg.TritonConfig("tiled", 64, 128, 64, 8, 1, 4, 3), LLAMA_PREFILL),
+    (tg.TritonConfig("persistent_tma", 128, 128, 64, 8, 1, 8, 3), LLAMA_PREFILL),
+], ids=lambda v: getattr(v, "name", None))
+def test_gpu_graph_replay(cfg, prob):
+    timing, ops = gpu_ops(prob)
+    torch = timing.torch()
+    call = tg.launcher(cfg, ops)
+    ref = timing.reference(ops)
+    call()  # compile and load outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    for replay in range(3):
+        ops.d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        error = timing.relative_error(ops.d, ref)
+        assert error < 1e-2, f"replay {replay}: error {error}"
+    # new inputs in the same buffers: the replay computes the new product
+    ops.b.copy_(torch.randn_like(ops.b, dtype=torch.float32).to(ops.b.dtype))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert timing.relative_error(ops.d, timing.reference(ops)) < 1e-2
+
+
+@pytest.mark.gpu
+def test_gpu_compile_all_in_workers():
+    gpu_ops(LLAMA_DECODE)
+    good = tg.TritonConfig("splitk", 16, 64, 128, 8, 4, 4, 4)
+    tiled = tg.TritonConfig("tiled", 16, 64, 64, 8, 1, 4, 3)
+    bad = tg.TritonConfig("tiled", 256, 256, 64, 8, 1, 4, 3)
+    out = tg.compile_all([good, tiled, bad], LLAMA_DECODE, device=0, workers=2)
+    assert out[good] is None and out[tiled] is None
+    assert out[bad].startswith("infeasible")
