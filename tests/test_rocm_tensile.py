@@ -142,6 +142,18 @@ def test_command_form_is_read_from_the_checkout_files(tmp_path):
         tl.detect_command_form(empty, PY)
 
 
+def test_installed_tensilelite_package_means_the_module_form(tmp_path, monkeypatch):
+    empty = tmp_path / "checkout" / "tensilelite"
+    (empty / "tensilelite").mkdir(parents=True)  # a bare directory is no package
+    monkeypatch.chdir(empty)
+    with pytest.raises(PlatformError):
+        tl.detect_command_form(empty, PY)
+    (tmp_path / "site" / "tensilelite").mkdir(parents=True)
+    (tmp_path / "site" / "tensilelite" / "__init__.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    assert tl.detect_command_form(empty, PY) == "module"
+
+
 def test_tuning_argv_and_env_of_the_bin_form(tmp_path):
     tensilelite = tmp_path / "tensilelite"
     argv = tl.tuning_argv("bin", tensilelite=tensilelite, python="py",

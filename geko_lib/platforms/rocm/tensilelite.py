@@ -100,7 +100,11 @@ def check_name(name: str, what: str) -> str:
 def _python_has_tensilelite(python: str) -> bool:
     """Whether ``python`` can import an installed ``tensilelite`` package (found, not imported:
     importing it validates the ROCm runtime)."""
-    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('tensilelite') is None)"
+    # not from the working directory, and not a bare directory named tensilelite (a namespace
+    # package, as a hipBLASLt checkout's root would offer)
+    probe = ("import importlib.util, sys; sys.path = [p for p in sys.path if p not in ('', '.')]; "
+             "s = importlib.util.find_spec('tensilelite'); "
+             "sys.exit(s is None or s.origin in (None, 'namespace'))")
     try:
         return subprocess.run([python, "-c", probe], stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=60).returncode == 0
