@@ -576,7 +576,7 @@ def test_failed_create_library_names_command_and_log(tmp_path):
 def checkout_with_logic(tmp_path: Path) -> tuple[Path, Path, Path]:
     root = tmp_path / "hipblaslt"
     tensilelite = make_tensilelite(root)
-    equality = lb.equality_logic_dir(root, "gfx950")
+    equality = root / lb.LOGIC_SUBDIR / "gfx950" / "Equality"
     equality.mkdir(parents=True)
     for source in LOGIC_FIXTURES.glob("gfx950_*.yaml"):
         shutil.copyfile(source, equality / source.name)
@@ -619,6 +619,15 @@ def test_integrate_merges_into_equality_and_returns_the_rebuild(tmp_path, tool_c
     assert (tmp_path / "tensile-merge-library.log").is_file()
 
 
+def test_gfx942_logic_lives_under_its_schedule(tmp_path):
+    nested = tmp_path / lb.LOGIC_SUBDIR / "aquavanjaram" / "gfx942" / "Equality"
+    nested.mkdir(parents=True)
+    assert lb.equality_logic_dir(tmp_path, "gfx942") == nested
+    direct = tmp_path / lb.LOGIC_SUBDIR / "gfx950" / "Equality"
+    direct.mkdir(parents=True)
+    assert lb.equality_logic_dir(tmp_path, "gfx950") == direct
+
+
 def test_merge_argv_of_the_module_form(tmp_path):
     assert lb.merge_argv("module", tmp_path, "py", Path("/eq"), Path("/final")) == [
         "py", "-m", "tensilelite", "merge-library", "--no_eff", "--force_merge", "True", "/eq",
@@ -634,7 +643,7 @@ def test_rebuild_falls_back_to_the_install_script(tmp_path):
 def test_integrate_refuses_logic_it_cannot_merge(tmp_path, tool_calls):
     root, tensilelite, _ = checkout_with_logic(tmp_path)
     final = final_libs_from_fixture(tmp_path)
-    with pytest.raises(PlatformError, match="does not exist"):
+    with pytest.raises(PlatformError, match="one gfx942 Equality logic directory"):
         lb.integrate(tensilelite, root, final, "gfx942", python=PY)
     path = final / "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml"
     lib = liblogic.load(path)

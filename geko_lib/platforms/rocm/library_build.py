@@ -108,7 +108,17 @@ def create_library(tensilelite: Path, libs_dir: Path, out_dir: Path, *, code_obj
 # --- integration into a hipBLASLt checkout ----------------------------------------------------
 
 def equality_logic_dir(hipblaslt_root: Path, arch: str) -> Path:
-    return Path(hipblaslt_root) / LOGIC_SUBDIR / check_arch(arch) / "Equality"
+    """The checkout's Equality logic of ``arch``: ``asm_full/<arch>/Equality`` (gfx950), or under
+    the schedule's directory, ``asm_full/<schedule>/<arch>/Equality`` (gfx942 is in
+    ``aquavanjaram/``)."""
+    base = Path(hipblaslt_root) / LOGIC_SUBDIR
+    direct = base / check_arch(arch) / "Equality"
+    found = [direct] if direct.is_dir() else sorted(base.glob(f"*/{arch}/Equality"))
+    if len(found) != 1:
+        raise PlatformError(f"{Path(hipblaslt_root)} is not a hipBLASLt checkout with one {arch} "
+                            f"Equality logic directory ({direct} or {base}/<schedule>/{arch}/"
+                            f"Equality; found {len(found)})")
+    return found[0]
 
 
 def merge_argv(form: str, tensilelite: Path, python: str, logic_dir: Path,
@@ -154,9 +164,6 @@ def integrate(tensilelite: Path, hipblaslt_root: Path, final_libs: Path, arch: s
     tensilelite, hipblaslt_root = Path(tensilelite).resolve(), Path(hipblaslt_root).resolve()
     final_libs, arch = Path(final_libs).resolve(), check_arch(arch)
     logic_dir = equality_logic_dir(hipblaslt_root, arch)
-    if not logic_dir.is_dir():
-        raise PlatformError(f"{logic_dir} does not exist: {hipblaslt_root} is not a hipBLASLt "
-                            f"checkout with {arch} Equality logic")
     _check_final_libs(final_libs, arch)
     form = tool_form(tensilelite, "TensileMergeLibrary", python)
     argv = merge_argv(form, tensilelite, python, logic_dir, final_libs)
