@@ -545,9 +545,11 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
         x = x if tma_bases(problem)["x"]["k_major"] else x.T
         y = y.T if tma_bases(problem)["y"]["k_major"] else y
         for name, base in (("x", x), ("y", y), ("d", d)):
-            if base.stride(1) != 1:
-                raise ValueError(f"{cfg.name}: TMA base {name} is not contiguous in its last "
-                                 f"dimension (strides {base.stride()})")
+            rows, cols = tma_bases(problem)[name]["shape"]
+            if tuple(base.shape) != (rows, cols) or tuple(base.stride()) != (cols, 1):
+                raise ValueError(f"{cfg.name}: TMA base {name} must be a contiguous "
+                                 f"{rows}x{cols} matrix, got shape {tuple(base.shape)} strides "
+                                 f"{tuple(base.stride())}")
         sms = num_sms(device)
     else:
         sms = H200_SMS
