@@ -67,55 +67,59 @@ class Bench:
         self.platform = CudaPlatform(SearchSettings())
         self.triton = triton
         self.t = timing.torch()
+        self.executor = None
 
-    def best_of(self, problem, sets, solutions) -> tuple[float, str, float]:
-        """(us, name, error) of the fastest solution that computes the right product."""
-        results = []
+    def launch_lists(self, problem, sets, solutions):
+        """(solution, calls) of every solution that can be set up for this problem."""
+        ready = []
         for solution in solutions:
             try:
-                calls = self.platform.launchers(solution, problem, sets, self.device)
-                us = timing.time_calls(calls).us
-            except Exception as err:  # a peer's config that fails to run loses, loudly
+                ready.append((solution, self.platform.launchers(solution, problem, sets,
+                                                                self.device)))
+            except Exception as err:  # a peer's config that cannot run loses, loudly
                 print(f"  {problem.name}: {solution.get('SolutionNameMin')} failed: {err}",
                       file=sys.stderr)
-                self.t.cuda.synchronize()
-                continue
-            results.append((us, solution, calls))
-        for us, solution, calls in sorted(results, key=lambda r: r[0]):
-            error = timing.checked_error(calls[0], sets[0])
-            if error < ERR_THR:
-                return us, solution["SolutionNameMin"], error
-        return math.nan, "none", math.nan
+        return ready
 
     def triton_solutions(self, problem):
         from geko_lib.platforms.cuda import triton_gemm
 
-        configs = [c for c in triton_gemm.inductor_like_configs()
-                   if triton_gemm.infeasible_reason(c, problem) is None]
-        compiled = triton_gemm.compile_all(configs, problem, self.device, workers=8)
+        configs = triton_gemm.inductor_like_configs(problem)
+        if self.executor is None:  # one pool of compile workers for the whole run
+            self.executor = triton_gemm.make_executor(8)
+        compiled = triton_gemm.compile_all(configs, problem, self.device,
+                                           executor=self.executor)
         return [{"SolutionNameMin": c.name, "Backend": "triton", "Triton": c.to_params()}
                 for c in configs if compiled.get(c) is None]
 
     def measure(self, problem, choices: dict, peak_tflops: float) -> dict:
+        """Every column's candidates timed side by side (replays interleaved), then each
+        column's fastest candidate that computes the right product."""
         sets = self.platform._operands(problem, self.device, salt=11)
         row = {"gemm": problem.name, "m": problem.m, "n": problem.n, "k": problem.k}
         row["floor"] = timing.size_aware_floor_us(problem, peak_tflops, self.device)
-        default = self.platform.default_solution(problem, self.device)
-        row["default"], _, row["default_error"] = self.best_of(problem, sets, [default])
-        torch_calls = [(lambda o=o: self.t.matmul(o.x, o.y, out=o.d)) for o in sets]
-        row["torch"] = timing.time_calls(torch_calls).us
-        top8 = [self.platform.cublaslt_solution(cfg, self.device)
-                for cfg, _ in self.platform._lt(problem).heuristic(8)]
-        row["nvmath_top8"], row["nvmath_top8_name"], _ = self.best_of(problem, sets, top8)
+        groups = {"default": [self.platform.default_solution(problem, self.device)],
+                  "nvmath_top8": [self.platform.cublaslt_solution(cfg, self.device)
+                                  for cfg, _ in self.platform._lt(problem).heuristic(8)]}
         if self.triton and problem.batch == 1:
-            row["triton_autotune"], row["triton_autotune_name"], _ = self.best_of(
-                problem, sets, self.triton_solutions(problem))
-        for column, solution in choices.items():
-            if solution is None:
-                row[column] = math.nan
-                continue
-            row[column], row[f"{column}_name"], row[f"{column}_error"] = self.best_of(
-                problem, sets, [solution])
+            groups["triton_autotune"] = self.triton_solutions(problem)
+        groups.update({column: [solution] for column, solution in choices.items()
+                       if solution is not None})
+        entries = [(column, solution, calls) for column, solutions in groups.items()
+                   for solution, calls in self.launch_lists(problem, sets, solutions)]
+        torch_calls = [(lambda o=o: self.t.matmul(o.x, o.y, out=o.d)) for o in sets]
+        timings = timing.time_side_by_side([calls for _, _, calls in entries] + [torch_calls])
+        row["torch"] = timings[-1].us
+        for column in groups:
+            ranked = sorted(((t.us, solution, calls) for (c, solution, calls), t
+                             in zip(entries, timings) if c == column), key=lambda r: r[0])
+            row[column] = math.nan
+            for us, solution, calls in ranked:
+                error = timing.checked_error(calls[0], sets[0])
+                if error < ERR_THR:
+                    row[column], row[f"{column}_name"] = us, solution["SolutionNameMin"]
+                    row[f"{column}_error"] = error
+                    break
         del sets
         return row
 

@@ -79,8 +79,9 @@ def get(config: dict) -> Platform:
 
         return RocmPlatform.from_config(config)
     if name == "cuda":
-        raise PlatformError(f"platform {name!r} is not available in this version of geko yet; "
-                            "use platform: sim")
+        from .cuda import CudaPlatform
+
+        return CudaPlatform.from_config(config)
     raise PlatformError(f"unknown platform {name!r} (choose sim, rocm or cuda)")
 
 
@@ -100,6 +101,13 @@ def ceilings(config: dict) -> dict | None:
             "AMD datasheet figures (the sim model's table), not measured on this GPU"
         return {"arch": arch.name, "peak_tflops": dict(arch.peak_tflops),
                 "hbm_tbps": arch.hbm_tbps, "source": source}
+    if name == "cuda":
+        measured = (config.get("cuda") or {}).get("ceilings") or {}
+        return {"arch": config.get("arch", "h200"),
+                "peak_tflops": {"16": float(measured.get("bf16_tflops", 802.0))},
+                "hbm_tbps": float(measured.get("copy_tbps", 4.21)),
+                "source": measured.get("source", "measured on an H200 (bf16 8192^3 matmul, "
+                                       "1 GiB device copy), config cuda.ceilings")}
     return None
 
 

@@ -32,7 +32,6 @@ from . import timing
 
 log = logging.getLogger(__name__)
 
-SCHEDULE = "cuda"
 DEFAULT_NAME = "cublaslt_heuristic_default"
 
 
@@ -215,8 +214,9 @@ class CudaPlatform:
         timed = [(default, default_calls)] + [
             (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
             for c, a, _ in finalists]
-        for solution, calls in timed:  # side by side, same operands, same method
-            us = timing.time_calls(calls).us
+        timings = timing.time_side_by_side([calls for _, calls in timed])  # same operands
+        for (solution, calls), measured in zip(timed, timings):
+            us = measured.us
             error = timing.checked_error(calls[0], sets[0])
             ok = error < s.err_thr
             if not ok:
@@ -238,14 +238,14 @@ class CudaPlatform:
         for gemm_type, chosen in sorted(by_type.items()):
             lib = liblogic.build(self.library_template(gemm_type, chosen), chosen,
                                  key=lambda sol: sol["SolutionNameMin"])
-            path = Path(out_dir) / liblogic.file_name(SCHEDULE, gemm_type)
+            path = Path(out_dir) / liblogic.file_name(self.arch, gemm_type)
             paths.append(liblogic.dump(lib, path))
         return paths
 
     def library_template(self, gemm_type: GemmType, chosen=()) -> liblogic.LibraryLogic:
         devices = sorted({sol.get("Device") for _, sol, _ in chosen if sol.get("Device")})
         return liblogic.LibraryLogic(
-            version={"MinimumRequiredVersion": "5.0.0"}, schedule_name=SCHEDULE,
+            version={"MinimumRequiredVersion": "5.0.0"}, schedule_name=self.arch,
             architecture=self.arch, device_names=devices or [self.arch],
             problem_type=liblogic.problem_type_for(gemm_type), solutions=[])
 

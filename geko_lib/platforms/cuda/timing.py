@@ -171,9 +171,19 @@ def calls_per_replay(estimate_us: float, n_sets: int, target_us: float = 2000.0,
     return int(min(max(wanted, n_sets, 4), max(most, n_sets)))
 
 
-def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: int = 2,
-               target_us: float = 2000.0, use_graph: bool = True) -> Timing:
-    """Median time per call of ``calls`` (one per operand set), rotating through them."""
+@dataclass
+class Prepared:
+    """A variant ready to be timed: one replay runs ``calls`` calls."""
+
+    run: Callable[[], None]
+    calls: int
+    graph: bool
+
+
+def prepare(calls: Sequence[Callable[[], None]], target_us: float = 2000.0,
+            use_graph: bool = True) -> Prepared:
+    """Warm ``calls`` (one per operand set) up and capture them, rotating through the sets,
+    into a CUDA graph that runs about ``target_us``; eager calls where capture fails."""
     t = torch()
     n_sets = len(calls)
     for call in calls:  # first run: compiles, loads modules, allocates
@@ -186,8 +196,6 @@ def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: i
         for i in range(n_calls):
             calls[i % n_sets]()
 
-    run = one_pass
-    graphed = False
     if use_graph:
         try:
             graph = t.cuda.CUDAGraph()
@@ -199,17 +207,44 @@ def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: i
             t.cuda.synchronize()
             with t.cuda.graph(graph):
                 one_pass()
-            run = graph.replay
-            graphed = True
+            return Prepared(graph.replay, n_calls, True)
         except RuntimeError:
             t.cuda.synchronize()
-    for _ in range(warmup):
-        run()
-    t.cuda.synchronize()
-    samples = [_time_region(run) / n_calls for _ in range(repeats)]
+    return Prepared(one_pass, n_calls, False)
+
+
+def _summary(samples: list[float], prepared: Prepared) -> Timing:
     median = statistics.median(samples)
-    return Timing(us=median, spread=(max(samples) - min(samples)) / median, calls=n_calls,
-                  graph=graphed)
+    return Timing(us=median, spread=(max(samples) - min(samples)) / median,
+                  calls=prepared.calls, graph=prepared.graph)
+
+
+def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: int = 2,
+               target_us: float = 2000.0, use_graph: bool = True) -> Timing:
+    """Median time per call of ``calls`` (one per operand set), rotating through them."""
+    prepared = prepare(calls, target_us, use_graph)
+    for _ in range(warmup):
+        prepared.run()
+    torch().cuda.synchronize()
+    samples = [_time_region(prepared.run) / prepared.calls for _ in range(repeats)]
+    return _summary(samples, prepared)
+
+
+def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats: int = 15,
+                      warmup: int = 2, target_us: float = 2000.0) -> list[Timing]:
+    """Median time per call of every variant, their replays interleaved round-robin so each
+    variant sees the same clocks and temperature (a GPU that slows under sustained load would
+    otherwise favour whichever variant ran first)."""
+    prepared = [prepare(calls, target_us) for calls in variants]
+    for _ in range(warmup):
+        for p in prepared:
+            p.run()
+    torch().cuda.synchronize()
+    samples: list[list[float]] = [[] for _ in prepared]
+    for _ in range(repeats):
+        for p, into in zip(prepared, samples):
+            into.append(_time_region(p.run) / p.calls)
+    return [_summary(s, p) for s, p in zip(samples, prepared)]
 
 
 def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
@@ -219,8 +254,7 @@ def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
     half = max(int(n_bytes // 2), 1 << 12)
     count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / half))
     count = min(count, max(2, MAX_ROTATING_BYTES // (2 * half)))
-    src = [t.empty(half, dtype=t.uint8, device=f"cuda:{device}").random_(0, 255)
-           for _ in range(count)]
+    src = [t.randn(half // 4, dtype=t.float32, device=f"cuda:{device}") for _ in range(count)]
     dst = [t.empty_like(s) for s in src]
     calls = [lambda s=s, d=d: d.copy_(s) for s, d in zip(src, dst)]
     return time_calls(calls, repeats=repeats).us
