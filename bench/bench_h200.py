@@ -62,8 +62,9 @@ def winners_choices(path: Path) -> dict:
 
 
 class Bench:
-    def __init__(self, device: int, triton: bool):
+    def __init__(self, device: int, triton: bool, repeats: int = 9):
         self.device = device
+        self.repeats = repeats
         self.platform = CudaPlatform(SearchSettings())
         self.triton = triton
         self.t = timing.torch()
@@ -108,7 +109,8 @@ class Bench:
         entries = [(column, solution, calls) for column, solutions in groups.items()
                    for solution, calls in self.launch_lists(problem, sets, solutions)]
         torch_calls = [(lambda o=o: self.t.matmul(o.x, o.y, out=o.d)) for o in sets]
-        timings = timing.time_side_by_side([calls for _, _, calls in entries] + [torch_calls])
+        timings = timing.time_side_by_side([calls for _, _, calls in entries] + [torch_calls],
+                                           repeats=self.repeats)
         row["torch"] = timings[-1].us
         for column in groups:
             ranked = sorted(((t.us, solution, calls) for (c, solution, calls), t
@@ -154,6 +156,7 @@ def main():
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--no-triton", action="store_true")
     parser.add_argument("--limit", type=int, default=0, help="first N GEMMs only (smoke runs)")
+    parser.add_argument("--repeats", type=int, default=9, help="timed replays per variant")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -166,7 +169,7 @@ def main():
     search = winners_choices(args.workdir / "winners.csv")
     final = library_choices(args.workdir / "final_libs")
     tuned = library_choices(args.tune_workdir / "libs") if args.tune_workdir else {}
-    bench = Bench(args.device, triton=not args.no_triton)
+    bench = Bench(args.device, triton=not args.no_triton, repeats=args.repeats)
     rows = []
     for record in gemms.to_dict("records"):
         problem = GemmProblem.from_row(record)

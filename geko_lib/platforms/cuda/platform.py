@@ -50,6 +50,12 @@ def solution_index_of(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
 
+def use_device(device: int) -> None:
+    """Make ``device`` current: cuBLASLt and torch's current stream follow the current device,
+    so a job leased device 1 would otherwise launch on device 0 with device-1 pointers."""
+    timing.torch().cuda.set_device(int(device))
+
+
 def gpu_name(device: int) -> str:
     return timing.torch().cuda.get_device_name(device)
 
@@ -150,6 +156,7 @@ class CudaPlatform:
     # --- protocol -------------------------------------------------------------------------------
     def bench(self, problems, out_dir, device, library=None, duration=None,
               progress=None) -> pd.DataFrame:
+        use_device(device)
         chosen = library_solutions(library) if library is not None else {}
         rows = []
         t = timing.torch()
@@ -168,6 +175,7 @@ class CudaPlatform:
         return results_frame(rows, RESULT_COLUMNS)
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
+        use_device(device)
         rows = []
         for problem in problems:
             try:
@@ -260,6 +268,7 @@ class CudaPlatform:
         return out
 
     def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
+        use_device(device)
         chosen = library_solutions(library)
         rows = []
         for problem in problems:
@@ -280,6 +289,7 @@ class CudaPlatform:
                 "Backend": "default"}
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
+        use_device(device)
         lib = liblogic.load(library)
         rows = []
         for problem in problems:
@@ -304,6 +314,7 @@ class CudaPlatform:
     def optimize(self, tuning_yaml, build_dir, device) -> Path:
         from . import tune
 
+        use_device(device)
         return tune.optimize(Path(tuning_yaml), Path(build_dir), device)
 
 
