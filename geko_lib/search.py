@@ -61,14 +61,46 @@ def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_m
     return row
 
 
-def search_rows(gemms: pd.DataFrame, summary: pd.DataFrame, duration: float,
-                rotating_mb: int) -> list[dict]:
+def baseline_latencies(gemms: pd.DataFrame, summary: pd.DataFrame) -> list[float | None]:
+    """The baseline time (us) of every GEMM of gemms.csv, None where none was measured."""
     latency = {}
     if "us" in summary:
         keys = list(GEMM_FIELDS)
         latency = {tuple(r[k] for k in keys): r["us"] for r in summary.to_dict("records")}
-    return [search_row(g, latency.get(tuple(g[k] for k in GEMM_FIELDS)), duration, rotating_mb)
-            for g in gemms.to_dict("records")]
+    return [latency.get(tuple(g[k] for k in GEMM_FIELDS)) for g in gemms.to_dict("records")]
+
+
+def search_rows(gemms: pd.DataFrame, summary: pd.DataFrame, duration: float,
+                rotating_mb: int) -> list[dict]:
+    return [search_row(g, us, duration, rotating_mb)
+            for g, us in zip(gemms.to_dict("records"), baseline_latencies(gemms, summary))]
+
+
+def deal_by_cost(rows: list, latencies: list[float | None],
+                 bounds: list[tuple[int, int]]) -> list:
+    """``rows`` reordered so that each chunk of ``bounds`` gets a like mix of long and short
+    GEMMs: rows dealt to the chunks in snake order of decreasing baseline latency (a chunk of
+    all the largest GEMMs would otherwise keep one device busy long after the others), each
+    chunk keeping the rows' original order. Without latencies the order is unchanged."""
+    if not bounds or any(us is None for us in latencies):
+        return list(rows)
+    sizes = [last - first + 1 for first, last in bounds]
+    chunks: list[list[int]] = [[] for _ in bounds]
+    by_cost = sorted(range(len(rows)), key=lambda i: (-float(latencies[i]), i))
+    turn, step = 0, 1
+    for i in by_cost:
+        while len(chunks[turn]) == sizes[turn]:  # full chunks are skipped
+            turn, step = _next_turn(turn, step, len(chunks))
+        chunks[turn].append(i)
+        turn, step = _next_turn(turn, step, len(chunks))
+    return [rows[i] for chunk in chunks for i in sorted(chunk)]
+
+
+def _next_turn(turn: int, step: int, n: int) -> tuple[int, int]:
+    """The next chunk in snake order 0, 1, .., n-1, n-1, .., 0, 0, 1, .."""
+    if 0 <= turn + step < n:
+        return turn + step, step
+    return turn, -step
 
 
 def winners(candidates: pd.DataFrame) -> pd.DataFrame:

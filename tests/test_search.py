@@ -182,3 +182,25 @@ def test_winners_one_per_gemm_identity():
 def test_default_iteration_counts_match_spec():
     assert (search.DEFAULT_ITERS, search.DEFAULT_COLD_ITERS) == (100, 20)
     assert math.ceil(0.04 * 1e6 / 40.0) == 1000
+
+
+def test_deal_by_cost_mixes_long_and_short_gemms_into_every_chunk():
+    latencies = [1.0] * 20 + [100.0] * 4  # the four longest GEMMs come last in the workload
+    rows = [{"id": i} for i in range(24)]
+    bounds = search.chunk_bounds(24, 25, 4)
+    dealt = search.deal_by_cost(rows, latencies, bounds)
+    assert sorted(r["id"] for r in dealt) == list(range(24))
+    loads = [sum(latencies[r["id"]] for r in dealt[first:last + 1]) for first, last in bounds]
+    assert max(loads) == min(loads) == 105.0  # one long GEMM per chunk
+    for first, last in bounds:  # each chunk keeps the workload's order
+        ids = [r["id"] for r in dealt[first:last + 1]]
+        assert ids == sorted(ids)
+
+
+def test_deal_by_cost_fills_uneven_chunks_and_keeps_order_without_latencies():
+    rows = list(range(7))
+    bounds = search.chunk_bounds(7, 25, 2)
+    dealt = search.deal_by_cost(rows, [7, 6, 5, 4, 3, 2, 1], bounds)
+    assert [len(dealt[f:l + 1]) for f, l in bounds] == [4, 3]
+    assert sorted(dealt) == rows
+    assert search.deal_by_cost(rows, [None] * 7, bounds) == rows

@@ -32,4 +32,7 @@ def main(smk):
     streak.succeeded(name)
 
 
-jobs.run(main, snakemake)  # noqa: F821
+# Triton's compile workers are spawned processes, which re-run this file as "__mp_main__":
+# only the job itself may run it.
+if __name__ != "__mp_main__":
+    jobs.run(main, snakemake)  # noqa: F821

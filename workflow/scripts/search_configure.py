@@ -1,4 +1,5 @@
-"""gemms.csv -> search/chunks/gemms_<first>-<last>.yaml (dense-search rows, one file per job)."""
+"""gemms.csv -> search/chunks/gemms_<first>-<last>.yaml (dense-search rows, one file per job).
+Positions are in the search order, where GEMMs are dealt to chunks by baseline cost."""
 from pathlib import Path
 
 from geko_lib import jobs, library, search
@@ -10,8 +11,9 @@ def main(smk):
     out = Path(smk.output[0])
     out.mkdir(parents=True, exist_ok=True)
     # the device count only shapes the chunks, so it is read here, not a rule param (no reruns)
-    for first, last in search.chunk_bounds(len(rows), smk.params.chunk_size,
-                                           len(smk.config["devices"])):
+    bounds = search.chunk_bounds(len(rows), smk.params.chunk_size, len(smk.config["devices"]))
+    rows = search.deal_by_cost(rows, search.baseline_latencies(gemms, summary), bounds)
+    for first, last in bounds:
         library.dump_rows(rows[first:last + 1], out / f"{search.chunk_name(first, last)}.yaml")
 
 
