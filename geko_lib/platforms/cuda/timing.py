@@ -256,8 +256,9 @@ def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
     count = min(count, max(2, MAX_ROTATING_BYTES // (2 * half)))
     src = [t.randn(half // 4, dtype=t.float32, device=f"cuda:{device}") for _ in range(count)]
     dst = [t.empty_like(s) for s in src]
-    # an elementwise kernel, not copy_: captured in a graph, copy_ becomes a memcpy node, which
-    # measured 2.71 TB/s on an H200 (2026-11-30) against 4.21 TB/s for a copy kernel
+    # an elementwise kernel, not copy_: captured in a graph, copy_ becomes a memcpy node; that
+    # version measured 2.71 TB/s on an H200 (2026-11-30) where shared/reference found 4.21 TB/s
+    # (this kernel version is not yet measured on the device)
     calls = [lambda s=s, d=d: t.mul(s, 1.0, out=d) for s, d in zip(src, dst)]
     return time_calls(calls, repeats=repeats).us
 
