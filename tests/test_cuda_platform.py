@@ -1,0 +1,141 @@
+"""The cuda platform's GPU-free parts: solution parameters, library files, validation, config.
+(Its measuring parts run in tests/test_cuda_gpu.py on a GPU.)"""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from geko_lib import library as liblogic
+from geko_lib import platforms, runtime
+from geko_lib.gemm import GemmProblem, GemmType
+from geko_lib.platforms import PlatformError
+from geko_lib.platforms.cuda import cublaslt
+from geko_lib.platforms.cuda import platform as cp
+
+from .conftest import ROOT
+
+BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
+
+
+def lt_solution(algo_id=66, tile=20, split_k=1, version=130100):
+    cfg = cublaslt.AlgoConfig(algo_id, tile=tile, stages=35, split_k=split_k)
+    return {"SolutionNameMin": cfg.name, "Backend": "cublaslt", "CublasLt": cfg.to_params(),
+            "CublasLtVersion": version, "Device": "NVIDIA H200"}
+
+
+def winners_frame(entries):
+    rows = []
+    for (m, n, k), solution, us in entries:
+        problem = GemmProblem(BF16_TN, m, n, 1, k)
+        rows.append({**problem.gemm_fields(), "scaleA": 0, "scaleB": 0, "us": us,
+                     "gflops": problem.flops / us / 1e3, "solution_index": 1,
+                     "solution_name": solution["SolutionNameMin"],
+                     "params": json.dumps(solution)})
+    return pd.DataFrame(rows)
+
+
+def test_algo_config_round_trips_and_names_every_attribute():
+    cfg = cublaslt.AlgoConfig(66, tile=20, stages=35, split_k=4, reduction_scheme=2,
+                              cta_swizzling=1, custom_option=3, inner_shape=0, cluster_shape=4)
+    assert cublaslt.AlgoConfig.from_params(cfg.to_params()) == cfg
+    assert cfg.name == "lt_a66_t20_s35_k4_r2_w1_c3_i0_cl4"
+    with pytest.raises(cublaslt.CublasLtError, match="unknown keys"):
+        cublaslt.AlgoConfig.from_params({"algo_id": 1, "tiles": 3})
+    with pytest.raises(cublaslt.CublasLtError, match="no algo_id"):
+        cublaslt.AlgoConfig.from_params({"tile": 3})
+
+
+def test_rough_model_never_predicts_below_the_memory_time():
+    problem = GemmProblem(BF16_TN, 4096, 16, 1, 4096)
+    memory_us = problem.min_bytes / 4e6
+    for tile in ((64, 64), (128, 256), (256, 128)):
+        for split in cublaslt.SPLIT_K_CHOICES:
+            assert cublaslt.predicted_us(problem, tile, split) >= memory_us
+    # a decode GEMM with few tiles gains from split-K in the model, a square one does not
+    assert cublaslt.predicted_us(problem, (128, 64), 4) < cublaslt.predicted_us(problem,
+                                                                                (128, 64), 1)
+    square = GemmProblem(BF16_TN, 8192, 8192, 1, 8192)
+    assert cublaslt.predicted_us(square, (128, 256), 1) < cublaslt.predicted_us(square,
+                                                                               (128, 256), 4)
+
+
+def test_extract_create_library_and_load_round_trip(tmp_path):
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    first, second = lt_solution(tile=20), lt_solution(tile=18, split_k=2)
+    triton = {"SolutionNameMin": "triton_tiled_16x64x128_g8_k1_w4_s4", "Backend": "triton",
+              "Triton": {"template": "tiled", "block_m": 16, "block_n": 64, "block_k": 128,
+                         "group_m": 8, "split_k": 1, "num_warps": 4, "num_stages": 4}}
+    winners = winners_frame([((4096, 16, 4096), first, 12.0), ((4096, 32, 4096), first, 12.5),
+                             ((6144, 16, 4096), second, 15.0), ((4096, 8, 4096), triton, 12.2)])
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    [path] = platform.extract(winners, libs)
+    assert path.name == "h200_Cijk_Alik_Bljk_BBS_BH_UserArgs.yaml"
+    lib = liblogic.load(path)
+    assert len(lib.solutions) == 3  # the shared solution is stored once
+    assert lib.device_names == ["NVIDIA H200"]
+    built = platform.create_library(libs, tmp_path / "built")
+    chosen = cp.library_solutions(built.parent)
+    assert chosen[(BF16_TN, (6144, 16, 1, 4096))]["CublasLt"] == second["CublasLt"]
+    assert chosen[(BF16_TN, (4096, 8, 1, 4096))]["Backend"] == "triton"
+    rt = runtime.load(libs)
+    assert len(rt.solutions) == 4
+
+
+@pytest.mark.parametrize("broken, message", [
+    ({"Backend": "cutlass"}, "Backend 'cutlass'"),
+    ({"CublasLt": None}, "missing CublasLt"),
+    ({"CublasLt": {"algo_id": 66, "bogus": 1}}, "unknown keys"),
+])
+def test_create_library_refuses_broken_solutions(tmp_path, broken, message):
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    solution = {k: v for k, v in (lt_solution() | broken).items() if v is not None}
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    platform.extract(winners_frame([((4096, 16, 4096), solution, 12.0)]), libs)
+    with pytest.raises((PlatformError, cublaslt.CublasLtError), match=message):
+        platform.create_library(libs, tmp_path / "built")
+    assert not list((tmp_path / "built" / "library").glob("*.yaml"))
+
+
+def test_reference_solution_falls_through_to_the_default():
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    solution = platform.reference_solution(GemmProblem(BF16_TN, 64, 64, 1, 64), 7)
+    assert solution["Backend"] == "default" and solution["SolutionIndex"] == 7
+    cp.validate_solution(solution, "here")
+
+
+def test_config_selects_the_cuda_platform_with_its_settings():
+    platform = platforms.get({"platform": "cuda", "arch": "h200", "err_thr": 0.01,
+                              "cuda": {"search_budget_s": 2.5, "finalists": 3}})
+    assert platform.name == "cuda" and platform.measured
+    assert platform.settings.budget_s == 2.5 and platform.settings.finalists == 3
+    assert platform.settings.err_thr == 0.01
+    ceilings = platforms.ceilings({"platform": "cuda", "cuda": {}})
+    assert ceilings["peak_tflops"]["16"] > 0 and ceilings["hbm_tbps"] > 0
+
+
+def test_solution_index_is_stable_and_positive():
+    name = lt_solution()["SolutionNameMin"]
+    assert cp.solution_index_of(name) == cp.solution_index_of(name) >= 0
+    assert cp.solution_index_of(name) != cp.solution_index_of(name + "x")
+
+
+def test_h200_profile_dry_run_validates(tmp_path):
+    """The profile and its config pass the schema and plan a full campaign."""
+    workload = ROOT.parent / "shared" / "workloads" / "llama3_8b_serving.yaml"
+    if not workload.is_file():
+        workload = ROOT / "config" / "workloads" / "llama3_8b_serving.yaml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--profile", str(ROOT / "profiles" / "h200"),
+         "--snakefile", str(ROOT / "workflow" / "Snakefile"), "final_libs", "-n",
+         "--config", f"workload_log={workload}", f"workdir={tmp_path / 'run'}"],
+        cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "ingest" in proc.stdout
+    config = yaml.safe_load((ROOT / "profiles" / "h200" / "h200.yaml").read_text())
+    assert config["platform"] == "cuda" and config["epilogues"] is False
