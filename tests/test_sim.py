@@ -296,6 +296,38 @@ def test_tune_mode_beats_the_default_kernel(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
+# emulated job time (sim.search_seconds_per_gemm / search_seconds_per_ms)
+
+def test_search_seconds_off_by_default(tmp_path, monkeypatch):
+    slept = []
+    monkeypatch.setattr(sim.time, "sleep", slept.append)
+    p = sim.SimPlatform.from_config({"platform": "sim", "arch": "h200"})
+    assert p.search_seconds(SMALL[0]) == 0.0
+    p.search(SMALL, tmp_path, 0)
+    assert slept == []
+
+
+def test_search_sleeps_per_gemm_and_with_its_modelled_time(tmp_path, monkeypatch):
+    slept = []
+    monkeypatch.setattr(sim.time, "sleep", slept.append)
+    p = sim.SimPlatform.from_config({"platform": "sim", "arch": "h200",
+                                     "sim": {"search_seconds_per_gemm": 4.0,
+                                             "search_seconds_per_ms": 0.35}})
+    problems = llama_problems()
+    p.search(problems, tmp_path, 0)
+    assert slept == [p.search_seconds(q) for q in problems]  # one sleep per GEMM, in order
+    assert min(slept) >= 4.0
+    small, large = GemmProblem(BBS_TN, 4096, 1, 1, 4096), GemmProblem(BBS_TN, 28672, 8192, 1,
+                                                                      4096)
+    assert p.search_seconds(small) < 4.05 < 5.0 < p.search_seconds(large) < 10.0
+    fixed = platform(arch="h200", search_seconds_per_gemm=0.5)
+    assert fixed.search_seconds(small) == fixed.search_seconds(large) == 0.5
+    slept.clear()
+    fixed.bench(problems, tmp_path, 0)  # only the dense search sleeps per GEMM
+    assert slept == []
+
+
+# --------------------------------------------------------------------------------------------
 # tables
 
 def test_tables_are_predictions(tmp_path):

@@ -384,6 +384,10 @@ class SimPlatform:
     crash_on: tuple[str, ...] = ()  # problem-name substrings: the job raises
     stall_on: tuple[str, ...] = ()  # problem-name substrings: the job hangs (tests the watchdog)
     job_seconds: float = 0.0  # real time a GPU job spends, to emulate long jobs
+    # real time the dense search spends per GEMM, to emulate cuda's search (a fixed screening
+    # budget per GEMM plus a part that grows with the GEMM's runtime): see search_seconds()
+    search_seconds_per_gemm: float = 0.0
+    search_seconds_per_ms: float = 0.0
 
     name = "sim"
     measured = False
@@ -398,7 +402,9 @@ class SimPlatform:
                    faulty=tuple(sim.get("faulty_solutions") or ()),
                    crash_on=tuple(sim.get("crash_on") or ()),
                    stall_on=tuple(sim.get("stall_on") or ()),
-                   job_seconds=float(sim.get("job_seconds", 0.0)))
+                   job_seconds=float(sim.get("job_seconds", 0.0)),
+                   search_seconds_per_gemm=float(sim.get("search_seconds_per_gemm", 0.0)),
+                   search_seconds_per_ms=float(sim.get("search_seconds_per_ms", 0.0)))
 
     # --- helpers -----------------------------------------------------------------------------
     def _faulty_mask(self, cat: Catalogue, rows: np.ndarray) -> np.ndarray:
@@ -425,6 +431,19 @@ class SimPlatform:
                 time.sleep(10**6)
         if self.job_seconds > 0:
             time.sleep(self.job_seconds)
+
+    def search_seconds(self, problem: GemmProblem) -> float:
+        """Real seconds the dense search of one GEMM sleeps: ``search_seconds_per_gemm`` plus
+        ``search_seconds_per_ms`` per millisecond of the default kernel's (smooth) modelled time,
+        so a chunk job lasts in proportion to the GEMMs it holds and the largest GEMMs cost more,
+        as on a real GPU (0 unless configured)."""
+        seconds = self.search_seconds_per_gemm
+        if self.search_seconds_per_ms > 0:
+            cat = catalogue(problem.type)
+            us = model_us(self.arch, problem, cat, np.array([self.default_position(problem)]),
+                          smooth=True)[0]
+            seconds += self.search_seconds_per_ms * float(us) / 1e3
+        return seconds
 
     def default_position(self, problem: GemmProblem) -> int:
         cat = catalogue(problem.type)
@@ -480,6 +499,9 @@ class SimPlatform:
             times = self._times(problem, cat, candidates, device)
             rows.extend(self._row(problem, cat, pos, us, device)
                         for pos, us in zip(candidates, times))
+            seconds = self.search_seconds(problem)
+            if seconds > 0:
+                time.sleep(seconds)
             if progress is not None:
                 progress(1)
         return results_frame(rows, RESULT_COLUMNS)
