@@ -57,12 +57,18 @@ def run(main, smk) -> None:
 @contextlib.contextmanager
 def on_device(config: dict, n_slots: int = 1):
     """(platform, device id) for the duration of a GPU job; ``n_slots`` jobs may share a device
-    (tuning jobs overlap compilation with another job's timing)."""
+    (tuning jobs overlap compilation with another job's timing). The log's ``leased`` and
+    ``freed`` lines carry epoch seconds taken inside the lock, so lease intervals can be
+    audited from the job logs (bench/bench_fanout.py)."""
     platform = platforms.get(config)
     with devices.lease(config["devices"], n_slots=n_slots, lock_dir=config.get("lock_dir") or None,
                        namespace=platform.name) as lease:
-        log.info("leased %s device %d slot %d", platform.name, lease.device, lease.slot)
-        yield platform, lease.device
+        what = (platform.name, lease.device, lease.slot)
+        log.info("leased %s device %d slot %d at %.3f", *what, time.time())
+        try:
+            yield platform, lease.device
+        finally:
+            log.info("freed %s device %d slot %d at %.3f", *what, time.time())
 
 
 def read_table(path) -> pd.DataFrame:
