@@ -69,6 +69,20 @@ def test_ratio_and_keep_rule():
     assert by_m(raw, "kernel_reference")[1] == "kA" and by_m(raw, "kernel_tuned")[1] == "kB"
 
 
+def test_paired_reference_from_the_tuned_job_decides_the_ratio():
+    """Case 6 (103 vs 100 us in separate jobs) is only 1% faster than the reference timed
+    beside it; case 1 keeps its uplift; a missing paired time falls back to the reference."""
+    ref, tun, ver = frames()
+    paired = {1: 9.0, 6: 101.0}
+    tun[analysis.PAIRED] = [paired.get(int(m), math.nan) for m in tun["m"]]
+    raw = analysis.compare(ref, tun, ver, up_thr=1.03, err_thr=0.03)
+    ratio = by_m(raw, "ratio")
+    assert ratio[1] == pytest.approx(9.0 / 5.0) and ratio[6] == pytest.approx(1.01)
+    assert ratio[2] == pytest.approx(10.0 / 9.8)
+    assert {m for m, kept in by_m(raw, "kept").items() if kept} == {1}
+    assert by_m(raw, "us_saved")[1] == pytest.approx(4.0)
+
+
 def test_validity_and_missing_verify_row():
     ref, tun, ver = frames()
     raw = analysis.compare(ref, tun, ver, up_thr=1.03, err_thr=0.03)

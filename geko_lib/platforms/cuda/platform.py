@@ -162,13 +162,19 @@ class CudaPlatform:
         t = timing.torch()
         for problem in problems:
             sets = self._operands(problem, device)
-            solution = chosen.get(problem_key(problem)) or self.default_solution(problem, device)
-            us = timing.time_calls(self.launchers(solution, problem, sets, device)).us
-            extra = {}
+            default = self.default_solution(problem, device)
+            solution = chosen.get(problem_key(problem)) or default
+            variants = [self.launchers(solution, problem, sets, device)]
             if library is None and problem.type.a_type == problem.type.b_type:
-                matmuls = [(lambda o=o: t.matmul(o.x, o.y, out=o.d)) for o in sets]
-                extra["torch_us"] = round(timing.time_calls(matmuls).us, 4)
-            rows.append(self._row(problem, solution, us, device, **extra))
+                variants.append([(lambda o=o: t.matmul(o.x, o.y, out=o.d)) for o in sets])
+            elif solution is not default:  # the reference beside the tuned kernel, interleaved
+                variants.append(self.launchers(default, problem, sets, device))
+            timings = timing.time_side_by_side(variants)
+            extra = {}
+            if len(timings) > 1:
+                name = "torch_us" if library is None else "us_paired_reference"
+                extra[name] = round(timings[1].us, 4)
+            rows.append(self._row(problem, solution, timings[0].us, device, **extra))
             del sets
             if progress is not None:
                 progress(1)
