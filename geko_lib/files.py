@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 
 def _tmp_path(path: Path) -> Path:
@@ -51,3 +52,12 @@ def staged_dir(path):
         raise
     shutil.rmtree(path, ignore_errors=True)
     os.replace(staging, path)
+
+
+def read_yaml(path, error: type[Exception], what: str):
+    """A YAML file's data, or ``error`` naming the file when it cannot be read or parsed."""
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise error(f"{path}: cannot read {what}: {exc}") from None

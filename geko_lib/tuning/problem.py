@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
+from .. import files
 from ..gemm import GemmError, GemmType
 
 
@@ -59,10 +59,7 @@ class TuningConfig:
     @classmethod
     def load(cls, path) -> "TuningConfig":
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise TuningConfigError(f"{path}: cannot read tuning YAML: {exc}") from None
+        data = files.read_yaml(path, TuningConfigError, "tuning YAML")
         try:
             problem_type, body = data["BenchmarkProblems"][0]
         except (KeyError, IndexError, TypeError, ValueError):

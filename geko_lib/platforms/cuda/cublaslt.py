@@ -66,11 +66,10 @@ class AlgoConfig:
 
     @classmethod
     def from_params(cls, params: dict) -> "AlgoConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(params) - known
-        if unknown or "algo_id" not in params:
-            raise CublasLtError(f"cuBLASLt solution parameters {dict(params)}: "
-                                f"unknown keys {sorted(unknown)} or no algo_id")
+        if not isinstance(params, dict) or set(params) - {f.name for f in fields(cls)} \
+                or "algo_id" not in params:
+            raise CublasLtError(f"cuBLASLt solution parameters {params}: unknown keys or no "
+                                f"algo_id (keys: {', '.join(f.name for f in fields(cls))})")
         return cls(**{k: int(v) for k, v in params.items()})
 
 

@@ -118,10 +118,7 @@ class TritonTuning:
     @classmethod
     def load(cls, path) -> "TritonTuning":
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise TuningFileError(f"{path}: cannot read: {exc}") from None
+        data = files.read_yaml(path, TuningFileError, "Triton tuning file")
         if not isinstance(data, dict) or data.get("Format") != FORMAT:
             raise TuningFileError(f"{path}: not a Triton tuning file (Format: {FORMAT})")
         try:
