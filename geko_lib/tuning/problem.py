@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from .. import files
 from ..gemm import GemmError, GemmType
 
