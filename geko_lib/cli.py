@@ -122,7 +122,8 @@ def build_config(args) -> tuple[dict, str]:
     if keep_thr > 100:
         raise UsageError(f"--keep_thr is a percent (0-100), got {keep_thr}")
     config = {
-        "platform": args.platform, "arch": args.arch or "gfx950",
+        "platform": args.platform,
+        "arch": args.arch or ("h200" if args.platform == "cuda" else "gfx950"),
         "devices": parse_devices(args.devices), "mode": "tune" if args.tune else "search",
         "backend": args.backend, "n_slots": args.n_slots,
         "workload_log": "", "workload_list": "", "workload_inline": "",

@@ -56,6 +56,15 @@ def test_search_workload_log_dry_run(tmp_path):
     assert not (tmp_path / "run" / "workload.yaml").exists()
 
 
+def test_cuda_platform_defaults_to_the_h200_arch():
+    from geko_lib import cli
+
+    args = cli.parser().parse_args(["--search", "--platform", "cuda", "--workload-log",
+                                    str(WORKLOADS / "mixed_types.yaml")])
+    config, _ = cli.build_config(args)
+    assert config["platform"] == "cuda" and config["arch"] == "h200"
+
+
 @pytest.mark.parametrize("args, message", [
     (["--bench", "--inline", "0", "1024", "1", "1024", "B", "B", "S", "N", "T"], "M"),
     (["--bench", "--inline", "16", "16", "1", "16", "Q", "B", "S", "N", "T"], "DataType"),

@@ -5,7 +5,9 @@ from geko_lib import files, jobs, library, platforms, provenance
 
 def main(smk):
     platform = platforms.get(smk.config)
-    merged = library.merge_solutions("optimizations", epilogues=smk.config["epilogues"],
+    # a platform whose kernels have no epilogue variants (cuda) gets none added
+    epilogues = smk.config["epilogues"] and getattr(platform, "epilogues", True)
+    merged = library.merge_solutions("optimizations", epilogues=epilogues,
                                      pattern="build_*/3_LibraryLogic/*.yaml")
     with files.staged_dir(smk.output[0]) as staging:
         library.write_collection(merged, staging, header=platform.note or None)

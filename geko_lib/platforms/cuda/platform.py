@@ -64,6 +64,7 @@ class CudaPlatform:
     name = "cuda"
     measured = True
     note = ""
+    epilogues = False  # the kernels have no bias/activation variants: tuned libs get none
 
     def __init__(self, settings: SearchSettings, seed: int = 0, arch: str = "h200",
                  tune_options: dict | None = None):
