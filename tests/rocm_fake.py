@@ -8,9 +8,9 @@ Layout (what geko_lib.platforms.rocm.install checks and what the platform runs):
                                                       tensile_create_library.py ->
                                                       TensileCreateLibrary, tensile_merge_library.py
                                                       -> TensileMergeLibrary: the "bin" form of
-                                                      geko_lib.platforms.rocm.tensilelite); any
-                                                      other tests/rocm_replay/tensile*.py under its
-                                                      own name in tensilelite/
+                                                      geko_lib.platforms.rocm.tensilelite)
+    <root>/tensilelite/tasks.py                       tensilelite_tasks.py: the invoke task that
+                                                      builds tensilelite-client
     <root>/build/release/clients/staging/hipblaslt-bench
                                                       sh wrapper: GEKO_REPLAY_ROOT=<root> exec
                                                       <this interpreter> tests/rocm_replay/
@@ -19,6 +19,10 @@ Layout (what geko_lib.platforms.rocm.install checks and what the platform runs):
     <root>/build/release/device-library/<schedule>/Equality/*.yaml
                                                       the real logic files of
                                                       ../shared/fixtures/tensile_logic/
+
+The client build runs ``python -m invoke build-client ...`` in ``tensilelite/``: with
+INVOKE_PATH (tests/rocm_replay/python, holding an ``invoke`` stand-in) on PYTHONPATH, the fake's
+tasks.py builds a stand-in client, as the real tasks would build the real one.
 
 Global solution indices are numbered from FIRST_INDEX over the logic files in name order, as
 hipBLASLt numbers its device library.
@@ -40,10 +44,16 @@ REPLAY_DIR = Path(__file__).resolve().parent / "rocm_replay"
 LOGIC_FIXTURES = SHARED / "fixtures" / "tensile_logic"
 FAKE_HASH = "0123456789abcdef0123456789abcdef01234567"
 FIRST_INDEX = 300000
-# replay script -> where TensileLite keeps the tool it stands in for (the launchers' "bin" form)
-TENSILE_TOOLS = {"tensile_tuner.py": Path("Tensile", "bin", "Tensile"),
-                 "tensile_create_library.py": Path("Tensile", "bin", "TensileCreateLibrary"),
-                 "tensile_merge_library.py": Path("Tensile", "bin", "TensileMergeLibrary")}
+# replay script -> where a checkout keeps what it stands in for (the TensileLite launchers'
+# "bin" form), and the tool's `python -m tensilelite` subcommand (the "module" form)
+TENSILE_TOOLS = {"tensile_tuner.py": (Path("Tensile", "bin", "Tensile"), "run"),
+                 "tensile_create_library.py": (Path("Tensile", "bin", "TensileCreateLibrary"),
+                                               "create-library"),
+                 "tensile_merge_library.py": (Path("Tensile", "bin", "TensileMergeLibrary"),
+                                              "merge-library"),
+                 "tensilelite_tasks.py": (Path("tasks.py"), None)}
+# PYTHONPATH entry holding the `invoke` stand-in (`python -m invoke build-client ...`)
+INVOKE_PATH = REPLAY_DIR / "python"
 
 
 def _executable(path: Path, text: str) -> Path:
@@ -61,12 +71,12 @@ def bench_wrapper(root: Path) -> str:
 
 
 def install_tensile_replays(tensilelite: Path) -> list[Path]:
-    """Every replay tool of the TensileLite side where the platform looks for the real one."""
+    """Every replay of the TensileLite side where a checkout keeps the real tool (TENSILE_TOOLS)."""
     installed = []
-    for tool in sorted(REPLAY_DIR.glob("tensile*.py")):
-        target = tensilelite / TENSILE_TOOLS.get(tool.name, Path(tool.name))
+    for script, (where, _) in sorted(TENSILE_TOOLS.items()):
+        target = tensilelite / where
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(tool, target)
+        shutil.copyfile(REPLAY_DIR / script, target)
         target.chmod(target.stat().st_mode | stat.S_IXUSR)
         installed.append(target)
     return installed

@@ -22,21 +22,15 @@ from geko_lib.platforms.rocm import library_build as lb
 from geko_lib.platforms.rocm import tensilelite as tl
 from geko_lib.tuning import optimize as tune
 from tests.conftest import ROOT, SHARED
+from tests.rocm_fake import TENSILE_TOOLS
 
 REPLAY = Path(__file__).resolve().parent / "rocm_replay"
 TUNING_YAML = Path(__file__).resolve().parent / "data" / "tuning" / "BBS_TN_128_gfx950_tensile.yaml"
 LOGIC_FIXTURES = SHARED / "fixtures" / "tensile_logic"
 PY = sys.executable
-TOOLS = ("tensile_tuner.py", "tensile_create_library.py", "tensile_merge_library.py")
 
 
 # --- a fake checkout's TensileLite ----------------------------------------------------------
-
-def replay_constant(tool: str, name: str) -> str:
-    text = (REPLAY / tool).read_text()
-    line = next(line for line in text.splitlines() if line.startswith(f"{name} = "))
-    return line.split("=", 1)[1].strip().strip('"')
-
 
 def make_tensilelite(root: Path, form: str = "bin", client_form: str = "invoke") -> Path:
     """``root/tensilelite`` with the replay tools where a checkout of that form has its tools:
@@ -47,16 +41,17 @@ def make_tensilelite(root: Path, form: str = "bin", client_form: str = "invoke")
                                           "\n    pass\n")
     if client_form == "editable":
         (tensilelite / "tensilelite_configure_client.py").write_text("# binding\n")
+    tools = {script: where for script, where in TENSILE_TOOLS.items() if where[1]}
     if form == "bin":
-        for tool in TOOLS:
-            target = tensilelite / replay_constant(tool, "CHECKOUT_PATH")
+        for script, (path, _) in tools.items():
+            target = tensilelite / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(REPLAY / tool, target)
+            shutil.copyfile(REPLAY / script, target)
     else:
         package = tensilelite / "tensilelite"
         package.mkdir()
         (package / "__init__.py").write_text("")
-        scripts = {replay_constant(t, "SUBCOMMAND"): str(REPLAY / t) for t in TOOLS}
+        scripts = {sub: str(REPLAY / script) for script, (_, sub) in tools.items()}
         (package / "__main__.py").write_text(
             "import runpy, sys\n"
             f"SCRIPTS = {scripts!r}\n"

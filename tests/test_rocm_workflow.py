@@ -1,6 +1,7 @@
 """A real `snakemake --profile profiles/gfx950 final_libs` run on the rocm platform, with a fake
 hipBLASLt checkout (tests/rocm_fake.py) standing in for a gfx950 node: search mode from a
-HIPBLASLT_LOG_MASK=32 log to libs/, results/ and final_libs/."""
+HIPBLASLT_LOG_MASK=32 log to libs/, results/ and final_libs/, and tune mode from the same log
+(TensileLite replays) to final_libs/."""
 
 import json
 import os
@@ -13,7 +14,7 @@ import yaml
 
 from geko_lib import library
 from tests.conftest import ROOT, SHARED, SNAKEFILE
-from tests.rocm_fake import FAKE_HASH, build_fake_hipblaslt, fixture_logic
+from tests.rocm_fake import FAKE_HASH, INVOKE_PATH, build_fake_hipblaslt, fixture_logic
 
 pytestmark = pytest.mark.skipif(not (SHARED / "fixtures" / "tensile_logic").is_dir(),
                                 reason="../shared/fixtures is not here")
@@ -32,6 +33,17 @@ MASK32_LOG = "".join(
                                       (1024, 1024, 1024, "T", "T", "f16_r", 3)])
 
 
+def profile_run(tmp_path, overrides, env):
+    """`snakemake final_libs --profile profiles/gfx950`: the profile's config file, then the
+    test's overrides on top (a --configfile replaces the profile's, so both are named); two
+    devices, two cores on this host."""
+    profile = ROOT / "profiles" / "gfx950"
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
+           "--profile", str(profile), "--configfile", str(profile / "gfx950.yaml"),
+           str(overrides), "--cores", "2", "--resources", "gpu=2", "gpu_slot=4"]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+
 @pytest.fixture
 def fake(tmp_path):
     return build_fake_hipblaslt(tmp_path / "hipBLASLt", fixture_logic("gfx950"))
@@ -44,16 +56,10 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     run = campaign(workload_log=str(log))  # paths only: platform, arch... are the profile's
     env = dict(os.environ, GEKO_HIPBLASLT_PATH=str(fake), GEKO_REPLAY_LOG=str(replay_log))
     env.pop("HIPBLASLT_TENSILE_LIBPATH", None)
-    # the profile's config file, then this test's paths and two devices on top (a
-    # --configfile replaces the profile's, so both are named); two cores on this host
     overrides = tmp_path / "paths.yaml"
     overrides.write_text(yaml.safe_dump({"workdir": str(run.workdir), "workload_log": str(log),
                                          "lock_dir": str(tmp_path / "locks"), "devices": [0, 1]}))
-    profile = ROOT / "profiles" / "gfx950"
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
-           "--profile", str(profile), "--configfile", str(profile / "gfx950.yaml"),
-           str(overrides), "--cores", "2", "--resources", "gpu=2", "gpu_slot=8"]
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    proc = profile_run(tmp_path, overrides, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
 
     winners = pd.read_csv(run.path("winners.csv"))
@@ -80,3 +86,74 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     assert tuned and all(c["libpath"] == str(run.path("tensile", "library")) for c in tuned)
     assert all(c["argv"][0] == "--yaml" and c["argv"][2] == "--device" for c in calls)
     assert {c["argv"][3] for c in calls} <= {"0", "1"}  # the config's devices
+
+
+def test_tune_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
+    """Tune mode on the rocm platform: configure, the client built once by the checkout's
+    invoke task (tests/rocm_replay/tensilelite_tasks.py under the invoke stand-in), one
+    TensileLite run per tuning YAML (the replay tuner) with the leased device in its YAML,
+    merged libs, TensileCreateLibrary, hipblaslt-bench reference/tuned/verify, final_libs."""
+    log = tmp_path / "app_mask32.txt"
+    log.write_text(MASK32_LOG)
+    replay_log, tool_log = tmp_path / "replay.jsonl", tmp_path / "tools.jsonl"
+    run = campaign(workload_log=str(log))
+    env = dict(os.environ, GEKO_HIPBLASLT_PATH=str(fake), GEKO_REPLAY_LOG=str(replay_log),
+               GEKO_REPLAY_RECORD=str(tool_log),
+               PYTHONPATH=os.pathsep.join(p for p in (str(INVOKE_PATH),
+                                                      os.environ.get("PYTHONPATH")) if p))
+    for var in ("HIPBLASLT_TENSILE_LIBPATH", "GEKO_REPLAY_TENSILE_FAIL", "HIP_VISIBLE_DEVICES",
+                "ROCR_VISIBLE_DEVICES", "SLURM_JOB_ID"):
+        env.pop(var, None)
+    overrides = tmp_path / "paths.yaml"
+    overrides.write_text(yaml.safe_dump({
+        "workdir": str(run.workdir), "workload_log": str(log), "mode": "tune",
+        "lock_dir": str(tmp_path / "locks"), "devices": [0, 1], "n_slots": 2}))
+    proc = profile_run(tmp_path, overrides, env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+
+    configs = sorted(p.stem for p in run.path("optimizations", "configs").glob("*.yaml"))
+    assert configs
+    tools = [json.loads(line) for line in tool_log.read_text().splitlines()]
+    builds = [t for t in tools if t["tool"] == "invoke build-client"]
+    assert len(builds) == 1 and builds[0]["gpu_targets"] == "gfx950"
+    assert builds[0]["cwd"] == str((fake / "tensilelite").resolve())
+    client_dir = run.path("tensilelite_client")  # rocm.client_dir's default
+    assert (client_dir / "hash.txt").read_text().strip() == FAKE_HASH
+    tuner = [t for t in tools if t["tool"] == "Tensile"]
+    assert len(tuner) == len(configs)
+    client = str(client_dir.resolve() / "tensilelite" / "client" / "tensilelite-client")
+    for call in tuner:
+        argv = call["argv"]
+        assert argv[argv.index("--prebuilt-client") + 1] == client
+        lock = argv[argv.index("--client-lock") + 1]
+        # the device in the job's YAML is the one whose lock it takes
+        assert lock == str(run.path("optimizations", f"gpulock_{call['device']}"))
+        assert call["device"] in (0, 1)
+        assert str(fake.resolve() / "tensilelite") in call["PYTHONPATH"].split(os.pathsep)
+    for cfg in configs:
+        build = run.path("optimizations", f"build_{cfg}")
+        assert len(list(build.joinpath("3_LibraryLogic").glob("*.yaml"))) == 1
+        assert (build / f"{cfg}-tensilelite.log").is_file()
+        assert not (build / "1_BenchmarkProblems").exists()
+        assert " | " in run.path("logs", "optimize", f"{cfg}.log").read_text()  # generations
+    assert len(run.path("optimizations", "timing.log").read_text().splitlines()) == len(configs)
+
+    libs = sorted(run.path("libs").glob("*.yaml"))
+    assert libs and all(library.load(p).architecture_name == "gfx950" for p in libs)
+    assert any(run.path("tensile", "library").glob("TensileLibrary_lazy_gfx950.*"))
+    raw = pd.read_csv(run.path("results", "raw_results.csv"))
+    assert len(raw) == 4 and (raw["us_reference"] > 0).all() and (raw["us_tuned"] > 0).all()
+    assert raw["verified"].all()
+    metrics = json.loads(run.path("results", "metrics.json").read_text())
+    assert metrics["platform"]["name"] == "rocm" and metrics["counts"]["n_attempted"] == 4
+    kept = pd.read_csv(run.path("results", "final_results.csv"))
+    shipped = {p.name: library.load(p) for p in run.path("final_libs").glob("*.yaml")}
+    assert sum(len(lib.exact_logic) for lib in shipped.values()) == len(kept)
+
+    calls = [json.loads(line) for line in replay_log.read_text().splitlines()]
+    tuned = [c for c in calls if c["libpath"]]
+    assert tuned and all(c["libpath"] == str(run.path("tensile", "library")) for c in tuned)
+    assert any(not c["libpath"] for c in calls)  # the reference runs use hipBLASLt's own
+
+    again = profile_run(tmp_path, overrides, env)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

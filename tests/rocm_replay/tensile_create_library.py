@@ -30,10 +30,6 @@ import yaml
 
 from geko_lib.library import logic
 
-# where a fake checkout installs it (under tensilelite/), and its `python -m tensilelite` name
-CHECKOUT_PATH = "Tensile/bin/TensileCreateLibrary"
-SUBCOMMAND = "create-library"
-
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="TensileCreateLibrary")

@@ -26,10 +26,6 @@ from pathlib import Path
 from geko_lib.gemm import GemmProblem
 from geko_lib.library import logic
 
-# where a fake checkout installs it (under tensilelite/), and its `python -m tensilelite` name
-CHECKOUT_PATH = "Tensile/bin/TensileMergeLibrary"
-SUBCOMMAND = "merge-library"
-
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="TensileMergeLibrary")

@@ -46,9 +46,6 @@ from geko_lib.tuning.problem import TuningConfig
 
 FAIL_ENV = "GEKO_REPLAY_TENSILE_FAIL"
 RECORD_ENV = "GEKO_REPLAY_RECORD"
-# where a fake checkout installs it (under tensilelite/), and its `python -m tensilelite` name
-CHECKOUT_PATH = "Tensile/bin/Tensile"
-SUBCOMMAND = "run"
 CHECKPOINT = "step-00__ductile.checkpoint"
 STATS = ("n_gen", "n_evals", "diversity", "f_avg", "f_max")
 
