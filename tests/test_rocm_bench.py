@@ -165,6 +165,9 @@ GOOD = block(0, 5.5, 11)
     ("--Solution index: 3\n" + GOOD, 1, "without a result row"),
     (HEADER.format(i=0).replace(",us", "") + "\n", 1, "lacks column(s) us"),
     (HEADER.format(i=0) + "\n" + GOOD, 1, "no value line before the next header"),
+    (GOOD.replace(",alpha,", ",al=pha,"), 1, "column 'al=pha' is not a column name"),
+    (GOOD.replace("N,N,0,1,64,64,64,1,", "N,N,0,1,64,64,64,\x1b[2J,"), 2,
+     "alpha '\\x1b[2J' holds control characters"),
 ])
 def test_malformed_output_is_refused(text, line, words):
     with pytest.raises(BenchOutputError) as err:

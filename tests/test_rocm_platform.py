@@ -1,8 +1,11 @@
 """RocmPlatform against a fake hipBLASLt checkout (tests/rocm_fake.py): locating the checkout,
 the exact rows, argv and environment of every phase, MatchTable extraction, errors."""
 
+import datetime
 import json
 import os
+import socket
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,15 +14,19 @@ from geko_lib import platforms, search
 from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.platforms import PlatformError
 from geko_lib.platforms.rocm import install
-from geko_lib.platforms.rocm.platform import RocmPlatform, run_tool
+from geko_lib.platforms.rocm.platform import (RocmPlatform, client_revision, run_tool,
+                                              tensile_libpath)
 from tests.conftest import SHARED
-from tests.rocm_fake import FAKE_HASH, FIRST_INDEX, build_fake_hipblaslt, fixture_logic, write_git
+from tests.rocm_fake import (FAKE_HASH, FIRST_INDEX, INVOKE_PATH, build_fake_hipblaslt,
+                             fixture_logic, write_git)
 
 pytestmark = pytest.mark.skipif(not (SHARED / "fixtures" / "tensile_logic").is_dir(),
                                 reason="../shared/fixtures is not here")
 
 BBS_NN = GemmType("N", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 PROBLEMS = [GemmProblem(BBS_NN, 16, 2048, 1, 15360), GemmProblem(BBS_NN, 512, 512, 1, 512)]
+TUNING_YAML = Path(__file__).resolve().parent / "data" / "tuning" / "BBS_TN_128_gfx950_tensile.yaml"
+HOST = socket.gethostname().split(".")[0]
 
 
 @pytest.fixture
@@ -220,3 +227,56 @@ def test_cli_hipblaslt_flag(fake, tmp_path, monkeypatch):
 
         shutil.rmtree(fake / "build")
         cli.build_config(cli.parser().parse_args(base + ["--hipblaslt", str(fake)]))
+
+
+# --- tune mode: the platform's TensileLite run ----------------------------------------------
+
+def ductile_config(tmp_path, name="BBS_TN_0"):
+    """The stored tuning YAML with a tiny Ductile run, under optimizations/configs/."""
+    text = TUNING_YAML.read_text().replace(
+        "Backend:\n  Name: Tensile\n", "Backend:\n  Name: Ductile\n  Config:\n    n_gen: 2\n"
+        "    pop_size: 4\n")
+    path = tmp_path / "optimizations" / "configs" / f"{name}.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("allocation, device, in_yaml, lock", [
+    ({}, 3, 3, "gpulock_3"),
+    ({"HIP_VISIBLE_DEVICES": "4,5"}, 5, 1, "gpulock_5"),
+    ({"SLURM_JOB_ID": "77", "ROCR_VISIBLE_DEVICES": "6"}, 6, 0, f"gpulock_{HOST}_6")])
+def test_optimize_device_is_the_ordinal_the_tuner_sees(fake, tmp_path, monkeypatch, allocation,
+                                                       device, in_yaml, lock):
+    """Device: counts the devices the tuner sees, as hipblaslt-bench's --device does; geko
+    never narrows them itself (the environment reaches the tuner as it was)."""
+    record = tmp_path / "tools.jsonl"
+    monkeypatch.setenv("PYTHONPATH", str(INVOKE_PATH))  # the client build's invoke
+    env = {k: v for k, v in os.environ.items() if "VISIBLE" not in k and k not in (
+        "SLURM_JOB_ID", "GEKO_REPLAY_TENSILE_FAIL")}
+    env.update(allocation, GEKO_REPLAY_RECORD=str(record))
+    p = RocmPlatform.from_config({"platform": "rocm", "rocm": {
+        "hipblaslt_path": str(fake), "client_dir": str(tmp_path / "client")}}, environ=env)
+    config = ductile_config(tmp_path)
+    build = tmp_path / "optimizations" / "build_BBS_TN_0"
+    assert any(p.optimize(config, build, device).glob("*.yaml"))
+    [call] = [json.loads(line) for line in record.read_text().splitlines()
+              if json.loads(line)["tool"] == "Tensile"]
+    assert call["device"] == in_yaml
+    assert call["argv"][call["argv"].index("--client-lock") + 1] == \
+        str((tmp_path / "optimizations" / lock).resolve())
+    assert call["visible"] == {k: v for k, v in allocation.items() if "VISIBLE" in k}
+
+
+def test_created_library_path_is_its_library_directory(tmp_path):
+    (tmp_path / "t" / "library").mkdir(parents=True)
+    assert tensile_libpath(tmp_path / "t") == (tmp_path / "t" / "library").resolve()
+    (tmp_path / "t" / "library" / "gfx950").mkdir()
+    assert tensile_libpath(tmp_path / "t") == (tmp_path / "t" / "library" / "gfx950").resolve()
+    with pytest.raises(PlatformError, match="no created library"):
+        tensile_libpath(tmp_path / "elsewhere")
+
+
+def test_client_revision_falls_back_to_the_date():
+    assert client_revision(FAKE_HASH) == FAKE_HASH
+    assert client_revision("unknown", datetime.date(2026, 3, 1)) == "unknown-2026-03-01"

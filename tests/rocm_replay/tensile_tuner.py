@@ -21,7 +21,8 @@ It answers the way TensileLite does, from the sim platform's model instead of a 
 Test hooks (environment):
 - ``GEKO_REPLAY_TENSILE_FAIL=start``: exit 2 before any work;
   ``GEKO_REPLAY_TENSILE_FAIL=gen:N``: exit 3 right after generation N (its checkpoint stays).
-- ``GEKO_REPLAY_RECORD=<file>``: append one JSON line per call (argv, cwd, PYTHONPATH, Device).
+- ``GEKO_REPLAY_RECORD=<file>``: append one JSON line per call (argv, cwd, PYTHONPATH, Device,
+  the visible-devices variables).
 """
 
 from __future__ import annotations
@@ -66,7 +67,13 @@ def record_call(argv, device) -> None:
         with open(path, "a") as handle:
             handle.write(json.dumps({"tool": "Tensile", "argv": list(argv), "cwd": os.getcwd(),
                                      "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-                                     "device": device}) + "\n")
+                                     "device": device, "visible": visible_devices()}) + "\n")
+
+
+def visible_devices() -> dict:
+    """The visible-devices variables the tuner was started with (as HIP would read them)."""
+    return {var: os.environ[var] for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                             "CUDA_VISIBLE_DEVICES") if var in os.environ}
 
 
 @contextlib.contextmanager

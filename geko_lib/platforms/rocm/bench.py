@@ -133,6 +133,7 @@ _BLOCK = re.compile(r"^\[(\d+)\]:(.*)$")
 _SOLUTION_LINE = re.compile(r"^--(Solution index|Solution name|kernel name):(.*)$")
 _ROW_START = re.compile(r"^[NTCnt]\s*,\s*[NTCnt]\s*,")  # a value line starts with transA,transB
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")  # solution and kernel names: Tensile identifiers
+_COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_./+-]*$")  # header names (hipblaslt-GB/s, CPU-us ...)
 _PAREN = re.compile(r"\(([^()]*)\)")  # complex scalars print as (re,im)
 
 # output column -> canonical column (hipblaslt-bench spellings over the years)
@@ -211,7 +212,11 @@ class _Reader:
         if self.awaiting_row:
             self.fail(self.header_line, "result header has no value line before the next "
                                         f"header (line {number})")
-        names = [_RENAMES.get(name, name) for name in _split_csv(s)]
+        printed = _split_csv(s)
+        odd = next((name for name in printed if not _COLUMN.match(name)), None)
+        if odd is not None:
+            self.fail(number, f"result header column {odd!r} is not a column name")
+        names = [_RENAMES.get(name, name) for name in printed]
         missing = [c for c in _REQUIRED if c not in names]
         if not any(t in names for t in _TYPES):
             missing.append("d_type")
@@ -297,6 +302,8 @@ def _typed_row(raw: dict, fail) -> dict:
             row[key] = _solution_value(key, value, fail)
         else:
             number = _number(value)
+            if number is None and not value.isprintable():
+                fail(f"{key} {value!r} holds control characters")
             row[key] = value if number is None else number
     return row
 

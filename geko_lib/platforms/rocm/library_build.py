@@ -84,9 +84,12 @@ def _check_choice(value, choices, what: str) -> str:
 def create_library(tensilelite: Path, libs_dir: Path, out_dir: Path, *, code_object_version: str,
                    library_format: str, python: str) -> Path:
     """Build the loadable library of the logic in ``libs_dir`` into ``out_dir``; returns
-    ``out_dir``, the directory holding ``library/`` (``TensileLibrary_lazy_<arch>.dat`` and the
-    code objects), for ``HIPBLASLT_TENSILE_LIBPATH``. The tool runs in ``out_dir`` because it
-    writes ``MatchTable.yaml`` into its working directory."""
+    ``out_dir``. TensileCreateLibrary writes the library into ``out_dir/library/``
+    (``TensileLibrary_lazy_<arch>.dat`` and the code objects), and that directory, or its first
+    ``gfx*`` subdirectory where the files are kept per architecture, is what
+    ``HIPBLASLT_TENSILE_LIBPATH`` names (the original's rule; ``platform.tensile_libpath``):
+    never ``out_dir`` itself. The tool runs in ``out_dir`` because it writes
+    ``MatchTable.yaml`` into its working directory."""
     tensilelite, out_dir = Path(tensilelite).resolve(), Path(out_dir).resolve()
     code_object_version = _check_choice(code_object_version, CODE_OBJECT_VERSIONS,
                                         "code object version")

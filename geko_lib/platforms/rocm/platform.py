@@ -10,6 +10,7 @@ and library creation (TensileCreateLibrary) live in ``tensilelite.py`` and ``lib
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import logging
 import os
@@ -28,7 +29,7 @@ from ...library import operations
 from .. import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
 from ..sim import SimPlatform
 from . import bench as hb
-from .install import RocmInstall, locate
+from .install import UNKNOWN_HASH, RocmInstall, locate
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,10 @@ def job_stem(kind: str, problems: Sequence[GemmProblem], extra: str = "") -> str
 
 def tensile_libpath(library_dir) -> Path:
     """What HIPBLASLT_TENSILE_LIBPATH must name for a library TensileCreateLibrary wrote into
-    ``library_dir``: ``library/``, or its first ``gfx*`` subdirectory where the files are kept
-    per architecture (the original's rule)."""
+    ``library_dir`` (``create_library``'s out_dir, the workflow's ``tensile/``):
+    ``library_dir/library``, or its first ``gfx*`` subdirectory where the files are kept per
+    architecture (the original's rule: hipBLASLt looks for ``TensileLibrary*`` directly in the
+    directory the variable names)."""
     path = Path(library_dir) / "library"
     arch_dirs = sorted(p for p in path.glob("gfx*") if p.is_dir())
     if arch_dirs:
@@ -270,20 +273,37 @@ class RocmPlatform:
 
     def optimize(self, tuning_yaml, build_dir, device) -> Path:
         """One TensileLite run (tensilelite.py) on a prebuilt client; concurrent runs on one
-        device share its lock file in the tuning directory (the original's --client-lock)."""
+        device share its lock file in the tuning directory (the original's --client-lock).
+
+        The leased device reaches TensileLite only through the YAML's ``Device:``, as it
+        reaches hipblaslt-bench only through ``--device``: geko sets no HIP/ROCR_VISIBLE_DEVICES.
+        Where an allocation already restricted them (SLURM), ``Device:`` is the leased id's
+        position among the visible devices, as ``--device`` is (bench.device_ordinal)."""
         from . import tensilelite
 
+        env = dict(os.environ if self.environ is None else self.environ)
         tensilelite.ensure_client(self.install.tensilelite, self.client_dir,
-                                  self.install.git_hash, self._base_arch(), python=self.python)
+                                  client_revision(self.install.git_hash), self._base_arch(),
+                                  python=self.python)
         return Path(tensilelite.optimize(
-            self.install.tensilelite, Path(tuning_yaml), Path(build_dir), int(device),
-            python=self.python, client_dir=self.client_dir, lock_dir=Path(build_dir).parent))
+            self.install.tensilelite, Path(tuning_yaml), Path(build_dir),
+            hb.device_ordinal(int(device), env), python=self.python,
+            client_dir=self.client_dir, lock_dir=Path(build_dir).parent,
+            lock_id=tensilelite.lock_id(int(device), env), environ=env))
 
     def _base_arch(self) -> str:
         """The gfx name a client is built for (``gfx942_80cu`` is a gfx942)."""
         from .library_build import base_arch
 
         return base_arch(self.arch)
+
+
+def client_revision(git_hash: str, today: datetime.date | None = None) -> str:
+    """What the client cache is keyed by: the checkout's commit, or, where it cannot be read,
+    today's date (the original's fallback: such a client is rebuilt once a day)."""
+    if git_hash != UNKNOWN_HASH:
+        return git_hash
+    return f"{UNKNOWN_HASH}-{(today or datetime.date.today()).isoformat()}"
 
 
 def _created_match_table(library_dir: Path) -> dict:

@@ -33,6 +33,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -507,18 +508,33 @@ def _prepare_build_dir(build_dir: Path, name: str) -> str:
     return state
 
 
-def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int, *, python: str,
-             client_dir: Path, lock_dir: Path, progress: Callable[[dict], None] | None = None
-             ) -> Path:
-    """Run TensileLite on one tuning YAML on ``device``; returns ``build_dir/3_LibraryLogic``.
+def lock_id(device: int, environ: Mapping[str, str] | None = None) -> str:
+    """Which GPU a ``gpulock_<id>`` file stands for: the leased device id on a node geko
+    leases itself; under a SLURM allocation ``<host>_<device>`` (the tuning directory is on
+    a shared file system, and device 0 of two nodes is not one GPU)."""
+    device = check_device(device)
+    environ = os.environ if environ is None else environ
+    if not environ.get("SLURM_JOB_ID"):
+        return str(device)
+    host = socket.gethostname().split(".")[0]
+    return f"{check_name(host, 'host name')}_{device}"
 
-    A completed build dir is returned as is. Jobs on one device share ``lock_dir/gpulock_<device>``
-    (TensileLite's ``--client-lock``): they compile kernels at the same time but time them one
-    after another. ``progress(row)`` gets each Ductile generation row (default: a log line and
-    a generation count). Failures raise PlatformError naming the command and the log."""
+
+def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int, *, python: str,
+             client_dir: Path, lock_dir: Path, progress: Callable[[dict], None] | None = None,
+             lock_id: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """Run TensileLite on one tuning YAML with ``GlobalParameters: Device`` set to ``device``
+    (an ordinal among the devices the tuner sees); returns ``build_dir/3_LibraryLogic``.
+
+    A completed build dir is returned as is. Jobs on one GPU share ``lock_dir/gpulock_<lock_id>``
+    (default: the device; TensileLite's ``--client-lock``): they compile kernels at the same
+    time but time them one after another. ``progress(row)`` gets each Ductile generation row
+    (default: a log line and a generation count). ``environ`` is the tuner's environment
+    (default: this process's). Failures raise PlatformError naming the command and the log."""
     tensilelite = Path(tensilelite).resolve()
     tuning_yaml, build_dir = Path(tuning_yaml).resolve(), Path(build_dir).resolve()
     device = check_device(device)
+    lock_id = check_name(str(device) if lock_id is None else lock_id, "client lock id")
     name = check_name(tuning_yaml.stem, "tuning YAML name")
     logic_dir = build_dir / tune.LOGIC_DIR
     if _prepare_build_dir(build_dir, name) == "completed":
@@ -531,7 +547,7 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     if form == "bin" and not client.is_file():
         raise PlatformError(f"{name}: no tensilelite-client at {client}; build it first "
                             "(ensure_client)")
-    lock = Path(lock_dir).resolve() / f"gpulock_{device}"
+    lock = Path(lock_dir).resolve() / f"gpulock_{lock_id}"
     lock.parent.mkdir(parents=True, exist_ok=True)
     argv = tuning_argv(form, tensilelite=tensilelite, python=python, tuning_yaml=job_yaml,
                        build_dir=build_dir, client=client, client_lock=lock)
@@ -540,8 +556,8 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     log.info("%s: device %d: %s", name, device, shlex.join(argv))
     start = time.monotonic()
     try:
-        rc = run_tuner(argv, cwd=build_dir, env=tool_env(form, tensilelite), log_path=log_path,
-                       on_row=on_row, name=name)
+        rc = run_tuner(argv, cwd=build_dir, env=tool_env(form, tensilelite, environ),
+                       log_path=log_path, on_row=on_row, name=name)
     finally:
         getattr(on_row, "close", lambda: None)()
     if rc != 0:
@@ -559,5 +575,5 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
 
 __all__ = ["check_arch", "check_device", "detect_command_form", "detect_client_form",
            "tuning_argv", "tool_argv", "tool_env", "ensure_client", "client_path", "with_device",
-           "write_device_yaml", "parse_ductile_progress", "DuctileTable", "optimize",
+           "write_device_yaml", "parse_ductile_progress", "DuctileTable", "optimize", "lock_id",
            "run_tool", "PlatformError"]
