@@ -703,3 +703,23 @@ def test_tensilelite_reads_our_files(tuning):
     assert config["GlobalParameters"]["Device"] == 2
     data = library_io.read(str(next(logic_dir.glob("*.yaml"))))
     assert isinstance(data, list) and len(data) >= 12
+
+
+def test_heartbeat_only_while_the_watched_log_grows(tmp_path, caplog):
+    """A client build (or the wait for another job's) keeps the job's log growing only while
+    the build's log does, so the stall watchdog still stops a hung tool."""
+    caplog.set_level("INFO")
+    watched = tmp_path / "build-client.log"
+    beats = lambda: [r for r in caplog.records if r.getMessage().startswith("building:")]  # noqa: E731
+    with tl.heartbeat(watched, "building", every=0.02):
+        for _ in range(500):
+            with open(watched, "a") as handle:
+                handle.write("compiling\n")
+            if beats():
+                break
+            threading.Event().wait(0.01)
+    assert beats() and "build-client.log is" in beats()[0].getMessage()
+    caplog.clear()
+    with tl.heartbeat(watched, "building", every=0.02):
+        threading.Event().wait(0.2)  # ten intervals, the log unchanged
+    assert not beats()

@@ -36,6 +36,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -58,7 +59,7 @@ CLIENT_EXE = Path("tensilelite", "client", "tensilelite-client")  # under the cl
 HASH_FILE = "hash.txt"
 CLIENT_LOG = "build-client.log"
 DUCTILE_DEFAULT_GENERATIONS = 30  # Tensile/ductile/config/defaults.yaml n_gen
-HEARTBEAT_S = 60.0  # at most one "still working" line per minute while the tuner's log grows
+HEARTBEAT_S = 60.0  # at most one "still working" line per minute while a tool's log grows
 POLL_S = 1.0
 TERM_GRACE_S = 30.0  # SIGTERM, then SIGKILL after this long (as the original's runner)
 
@@ -195,6 +196,39 @@ def run_tool(argv: list[str], log_path: Path, *, cwd: Path, env: Mapping[str, st
 
 
 @contextlib.contextmanager
+def heartbeat(watched: Path, message: str, every: float | None = None):
+    """While the block runs, a log line every ``every`` seconds (HEARTBEAT_S) in which
+    ``watched`` grew. A tool's output goes to its own log, not the job's, and the stall
+    watchdog follows the job's log: this keeps a working tool's job alive, and lets a tool
+    whose log stopped growing be stopped as stalled."""
+    every = HEARTBEAT_S if every is None else every
+    stop, start = threading.Event(), time.monotonic()
+
+    def size() -> int:
+        try:
+            return Path(watched).stat().st_size
+        except OSError:
+            return 0
+
+    def beat() -> None:
+        last = size()
+        while not stop.wait(every):
+            current = size()
+            if current != last:
+                log.info("%s: %s is %d bytes (%.0f s)", message, Path(watched).name, current,
+                         time.monotonic() - start)
+            last = current
+
+    thread = threading.Thread(target=beat, name="geko-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextlib.contextmanager
 def file_lock(path: Path):
     """An exclusive flock on ``path`` for the block (released by the kernel if we die)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -266,7 +300,9 @@ def ensure_client(tensilelite: Path, client_dir: Path, git_hash: str, arch: str,
     git_hash, arch = check_git_hash(git_hash), check_arch(arch)
     client = client_path(client_dir)
     build_log = client_dir / CLIENT_LOG
-    with file_lock(client_dir / "build.lock"):
+    # the build takes minutes and jobs waiting for it write nothing else: both follow its log
+    with heartbeat(build_log, "tensilelite-client build"), \
+            file_lock(client_dir / "build.lock"):
         current = _client_is_current(client_dir, git_hash)
         # a current client needs no invoke tasks; only a build does
         form = "editable" if (tensilelite / CONFIGURE_CLIENT).is_file() else \
@@ -465,21 +501,16 @@ def run_tuner(argv: list[str], *, cwd: Path, env: Mapping[str, str], log_path: P
                                     start_new_session=True, preexec_fn=_die_with_parent)
         except OSError as exc:
             raise PlatformError(f"{name}: cannot run `{shlex.join(argv)}`: {exc}") from None
-    beat_time, beat_size = time.monotonic(), 0
     try:
-        while True:
-            try:
-                rc = proc.wait(timeout=POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            for row in table.feed(follower.new_lines()):
-                on_row(row)
-            if time.monotonic() - beat_time >= HEARTBEAT_S:
-                size = log_path.stat().st_size if log_path.exists() else 0
-                if size != beat_size:
-                    log.info("%s: TensileLite running, %s is %d bytes", name, log_path.name, size)
-                beat_time, beat_size = time.monotonic(), size
+        with heartbeat(log_path, f"{name}: TensileLite running"):
+            while True:
+                try:
+                    rc = proc.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                for row in table.feed(follower.new_lines()):
+                    on_row(row)
     finally:
         if proc.poll() is None:
             _terminate_group(proc)
