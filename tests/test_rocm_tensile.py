@@ -209,6 +209,14 @@ def test_malformed_global_parameters_are_refused():
         tl.with_device("GlobalParameters:\n  Device: 0\n  Device: 1\n", 0)
 
 
+def test_job_yaml_errors_name_the_tuning_yaml(tmp_path):
+    bad = tmp_path / "BBS_TN_3.yaml"
+    bad.write_text("BenchmarkProblems: []\n")
+    with pytest.raises(PlatformError, match=r"BBS_TN_3\.yaml: tuning YAML has no block"):
+        tl.write_device_yaml(bad, tmp_path / "out" / bad.name, 0)
+    assert not (tmp_path / "out" / bad.name).exists()
+
+
 # --- Ductile's table ------------------------------------------------------------------------
 
 DUCTILE_LOG = """\

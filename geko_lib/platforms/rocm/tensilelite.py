@@ -368,9 +368,12 @@ def write_device_yaml(tuning_yaml: Path, out: Path, device: int) -> Path:
     except OSError as exc:
         raise PlatformError(f"cannot read tuning YAML {tuning_yaml}: {exc}") from None
     try:
-        return files.write_text(out, with_device(text, device))
+        edited = with_device(text, device)
     except yaml.YAMLError as exc:
         raise PlatformError(f"{tuning_yaml}: not valid YAML: {exc}") from None
+    except PlatformError as exc:
+        raise PlatformError(f"{tuning_yaml}: {exc}") from None
+    return files.write_text(out, edited)
 
 
 # --- Ductile's per-generation table ---------------------------------------------------------
