@@ -1,7 +1,7 @@
 """Fan-out of the real workflow over 1, 2, 4 and 8 *simulated* devices (sim platform).
 
     python bench/bench_fanout.py [--devices 1 2 4 8] [--modes search tune] [--scale 0.125]
-                                 [--tune-job-seconds 2] [--n-slots 1] [--out DIR]
+                                 [--tune-job-seconds 2] [--n-slots 1] [--keep-thr 0.1] [--out DIR]
 
 Snakemake, the device leases (flock) and the job scheduling are real; the GPU work is replaced by
 sleeps. Search mode: every GEMM of a chunk job sleeps ``scale`` x (4 s + 0.35 s per ms of the
@@ -132,12 +132,12 @@ def sim_options(mode: str, scale: float, tune_job_seconds: float) -> dict:
 
 
 def campaign_config(base: Path, mode: str, n: int, n_slots: int, workload: Path,
-                    sim_opts: dict) -> dict:
+                    sim_opts: dict, keep_thr: float) -> dict:
     # search models an H200 (the cuda search it mimics); the sim tune needs a Tensile arch
     return {"platform": "sim", "arch": "h200" if mode == "search" else "gfx950",
             "devices": list(range(n)), "n_slots": n_slots, "lock_dir": str(base / "locks"),
             "workdir": str(base / "run"), "mode": mode, "workload_log": str(workload),
-            "keep_thr": 0.0, "sim": sim_opts}
+            "keep_thr": keep_thr, "sim": sim_opts}
 
 
 def snakemake_command(config_path: Path, target: str, n: int, n_slots: int) -> list[str]:
@@ -162,9 +162,10 @@ def phase_loads(config: dict, workdir: Path, mode: str) -> list[float]:
     return [platform_.job_seconds] * len(configs)
 
 
-def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opts: dict) -> dict:
+def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opts: dict,
+            keep_thr: float) -> dict:
     base.mkdir(parents=True, exist_ok=True)
-    config = campaign_config(base, mode, n, n_slots, workload, sim_opts)
+    config = campaign_config(base, mode, n, n_slots, workload, sim_opts, keep_thr)
     config_path = base / "config.yaml"
     config_path.write_text(yaml.safe_dump(config))
     cmd = snakemake_command(config_path, mode, n, n_slots)
@@ -179,8 +180,10 @@ def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opt
     span = (max(r["end"] for r in finished) - min(r["start"] for r in finished)) if finished else 0
     loads = phase_loads(config, workdir, mode)
     parallel = n * (n_slots if mode == "tune" else 1)
+    gemms = workdir / "gemms.csv"
+    n_gemms = len(gemms.read_text().splitlines()) - 1 if gemms.exists() else 0
     return {"mode": mode, "devices": n, "n_slots": n_slots, "rc": proc.returncode,
-            "wall_s": wall, "jobs": len(phase), "span_s": span,
+            "wall_s": wall, "gemms": n_gemms, "jobs": len(phase), "span_s": span,
             "busy_s": busy_seconds(records), "phase_busy_s": busy_seconds(phase),
             "load_s": sum(loads), "max_job_load_s": max(loads, default=0.0),
             "ideal_s": ideal_makespan(loads, parallel),
@@ -193,7 +196,7 @@ def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opt
 # --- report ---------------------------------------------------------------------------------------
 
 def table(results: list[dict]) -> str:
-    lines = ["| mode | devices | jobs | wall s | speedup | GPU-phase span s | phase speedup | "
+    lines = ["| mode | devices | GEMMs / jobs | wall s | speedup | GPU-phase span s | phase speedup | "
              "ideal speedup (chunks) | modelled load s: total / largest job | busy s per device "
              "| double leases |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
@@ -204,7 +207,7 @@ def table(results: list[dict]) -> str:
         busy = " / ".join(f"{r['busy_s'].get(d, 0.0):.1f}" for d in range(r["devices"]))
         overlaps = sum("at once" in p for p in r["problems"])
         lines.append(
-            f"| {r['mode']} | {r['devices']} | {r['jobs']} | {r['wall_s']:.1f} | "
+            f"| {r['mode']} | {r['devices']} | {r['gemms']} / {r['jobs']} | {r['wall_s']:.1f} | "
             f"{one['wall_s'] / r['wall_s']:.2f} | {r['span_s']:.1f} | "
             f"{one['span_s'] / r['span_s'] if r['span_s'] else math.nan:.2f} | "
             f"{ideal_one / r['ideal_s'] if r['ideal_s'] else math.nan:.2f} | "
@@ -222,6 +225,9 @@ def main(argv=None) -> int:
     parser.add_argument("--tune-job-seconds", type=float, default=2.0)
     parser.add_argument("--n-slots", type=int, default=1, help="tuning jobs per device")
     parser.add_argument("--workload", type=Path, default=WORKLOAD)
+    parser.add_argument("--keep-thr", type=float, default=0.1,
+                        help="geko's keep_thr (0.1 = the default: a baseline bench job runs and "
+                             "search chunks are dealt by its costs; 0 = every GEMM, no bench)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write every figure here")
     args = parser.parse_args(argv)
@@ -235,10 +241,11 @@ def main(argv=None) -> int:
     for mode in args.modes:
         opts = sim_options(mode, args.scale, args.tune_job_seconds)
         for n in args.devices:
-            r = run_one(base / f"{mode}_{n}", mode, n, args.n_slots, args.workload, opts)
+            r = run_one(base / f"{mode}_{n}", mode, n, args.n_slots, args.workload, opts,
+                        args.keep_thr)
             results.append(r)
             print(f"{mode} devices={n}: rc={r['rc']} wall={r['wall_s']:.1f}s "
-                  f"span={r['span_s']:.1f}s ideal={r['ideal_s']:.1f}s jobs={r['jobs']} "
+                  f"span={r['span_s']:.1f}s ideal={r['ideal_s']:.1f}s gemms={r['gemms']} jobs={r['jobs']} "
                   f"used={r['used_devices']} sim={opts} problems={len(r['problems'])}",
                   flush=True)
             for problem in r["problems"][:10]:
