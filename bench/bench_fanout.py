@@ -196,19 +196,21 @@ def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opt
 # --- report ---------------------------------------------------------------------------------------
 
 def table(results: list[dict]) -> str:
-    lines = ["| mode | devices | GEMMs / jobs | wall s | speedup | GPU-phase span s | phase speedup | "
-             "ideal speedup (chunks) | modelled load s: total / largest job | busy s per device "
+    lines = ["| mode | devices | GEMMs / jobs | wall s | speedup | GPU-phase span s | wall - span s "
+             "| phase speedup | ideal speedup (chunks) | modelled load s: total / largest job | busy s per device "
              "| double leases |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     first = {}
     for r in results:
         one = first.setdefault(r["mode"], r)
         ideal_one = one["ideal_s"] or 1.0
-        busy = " / ".join(f"{r['busy_s'].get(d, 0.0):.1f}" for d in range(r["devices"]))
+        busy_s = {int(d): s for d, s in r["busy_s"].items()}  # JSON keys are strings
+        busy = " / ".join(f"{busy_s.get(d, 0.0):.1f}" for d in range(r["devices"]))
         overlaps = sum("at once" in p for p in r["problems"])
         lines.append(
             f"| {r['mode']} | {r['devices']} | {r['gemms']} / {r['jobs']} | {r['wall_s']:.1f} | "
             f"{one['wall_s'] / r['wall_s']:.2f} | {r['span_s']:.1f} | "
+            f"{r['wall_s'] - r['span_s']:.1f} | "
             f"{one['span_s'] / r['span_s'] if r['span_s'] else math.nan:.2f} | "
             f"{ideal_one / r['ideal_s'] if r['ideal_s'] else math.nan:.2f} | "
             f"{r['load_s']:.1f} / {r['max_job_load_s']:.1f} | {busy} | {overlaps} |")
