@@ -256,6 +256,9 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     add("ingest", "workload.yaml", "logs/ingest.log")
     if float(config.get("keep_thr", 0)) > 0 or (workdir / "baseline" / "workload.csv").exists() \
             or (workdir / "logs" / "baseline.log").exists():
+        count = len(config.get("devices") or [0])
+        for part in (f"part_{i}_of_{count}" for i in range(count)):  # one GPU job per device
+            add("baseline_part", f"baseline/parts/{part}.csv", f"logs/baseline/{part}.log", part)
         add("baseline", "baseline/workload.csv", "logs/baseline.log")
     add("summarize", "summary.csv", "logs/summarize.log")
     if config.get("mode") == "tune":

@@ -72,3 +72,28 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
                                                    if c not in GEMM_FIELDS and c != "call_count"]
     summary = summary[columns]
     return summary, summary[list(GEMM_FIELDS)].copy()
+
+
+# --- the baseline's fan-out: one part per device -------------------------------------------
+
+def part_of(name: str) -> tuple[int, int]:
+    """``part_<i>_of_<n>`` -> (i, n): part i holds every n-th GEMM starting at GEMM i."""
+    _, index, _, count = name.split("_")
+    index, count = int(index), int(count)
+    if not 0 <= index < count:
+        raise ValueError(f"baseline part {name!r}: index must be in 0..{count - 1}")
+    return index, count
+
+
+def merge_parts(parts: list[pd.DataFrame], n_gemms: int) -> pd.DataFrame:
+    """The rows of the parts (part i: GEMMs i, i+n, i+2n, ...) back in workload order."""
+    count = len(parts)
+    for index, part in enumerate(parts):
+        expected = len(range(index, n_gemms, count))
+        if len(part) != expected:
+            raise ValueError(f"baseline part {index} of {count} has {len(part)} rows, "
+                             f"expected {expected}")
+    placed = [part.assign(_position=list(range(index, n_gemms, count)))
+              for index, part in enumerate(parts)]
+    merged = pd.concat(placed, ignore_index=True).sort_values("_position", kind="stable")
+    return merged.drop(columns="_position").reset_index(drop=True)

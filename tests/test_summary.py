@@ -190,3 +190,20 @@ def test_inputs_not_modified():
     summarize(workload, baseline, keep_thr=1.0)
     pd.testing.assert_frame_equal(workload, WORKLOAD)
     pd.testing.assert_frame_equal(baseline, BASELINE)
+
+
+def test_baseline_parts_deal_round_robin_and_merge_back_in_order():
+    from geko_lib.summary import merge_parts, part_of
+
+    assert part_of("part_1_of_3") == (1, 3)
+    with pytest.raises(ValueError, match="index"):
+        part_of("part_3_of_3")
+    gemms = list(range(7))
+    parts = [pd.DataFrame({"gemm": gemms[i::3], "us": [float(g) for g in gemms[i::3]]})
+             for i in range(3)]
+    merged = merge_parts(parts, 7)
+    assert merged["gemm"].tolist() == gemms and merged["us"].dtype == float
+    with pytest.raises(ValueError, match="part 2 of 3 has 1 rows, expected 2"):
+        merge_parts([parts[0], parts[1], parts[2].iloc[:1]], 7)
+    empty = [pd.DataFrame({"gemm": [0]}), pd.DataFrame(columns=["gemm"])]
+    assert merge_parts(empty, 1)["gemm"].tolist() == [0]  # more devices than GEMMs

@@ -46,6 +46,7 @@ wildcard_constraints:
     chunk=r"gemms_\d+(-\d+)?",
     cfg=r"[A-Z0-9]+_[NT]{2}_\d+",
     lib=r"[^/]+",
+    part=r"part_\d+_of_\d+",
 
 
 def search_chunks():

@@ -15,19 +15,36 @@ rule ingest:
         "../scripts/ingest.py"
 
 
-rule baseline:
+# The baseline fans out like the search: one part per device, GEMMs dealt round-robin (a
+# static split: the device count is known when the DAG is built), merged in workload order.
+BASELINE_PARTS = [f"part_{i}_of_{len(config['devices'])}" for i in range(len(config["devices"]))]
+
+
+rule baseline_part:
     input:
         "workload.yaml",
     output:
-        "baseline/workload.csv",
+        "baseline/parts/{part}.csv",
     resources:
         gpu=1,
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/baseline.log",
+        "logs/baseline/{part}.log",
     script:
         "../scripts/baseline.py"
+
+
+rule baseline:
+    input:
+        workload="workload.yaml",
+        parts=expand("baseline/parts/{part}.csv", part=BASELINE_PARTS),
+    output:
+        "baseline/workload.csv",
+    log:
+        "logs/baseline.log",
+    script:
+        "../scripts/baseline_merge.py"
 
 
 rule summarize:

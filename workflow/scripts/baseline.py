@@ -1,11 +1,13 @@
-"""workload.yaml -> baseline/workload.csv: what the application gets today, per GEMM."""
+"""workload.yaml -> baseline/parts/part_<i>_of_<n>.csv: what the application gets today, for
+every n-th GEMM starting at i (one part per device, so the baseline fans out too)."""
 from pathlib import Path
 
-from geko_lib import files, jobs, workload
+from geko_lib import files, jobs, summary, workload
 
 
 def main(smk):
-    problems = workload.problems(workload.read(smk.input[0]))
+    index, count = summary.part_of(smk.wildcards.part)
+    problems = workload.problems(workload.read(smk.input[0]))[index::count]
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device,
                                  duration=smk.config["bench_duration"])
