@@ -159,3 +159,15 @@ def test_workflow_search_on_the_gpu(campaign, tmp_path):
     raw = run.path("results", "raw_results.csv").read_text()
     assert "cuda" in raw
     assert run.path("final_libs").is_dir()
+
+
+def test_search_on_another_device_than_the_current_one(platform):
+    """A job leased device 1 must launch there (cuBLASLt follows the current device)."""
+    from geko_lib.platforms.cuda import timing
+
+    t = timing.torch()
+    if t.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    rows = platform.search([problem(m=1024, n=16, k=1024)], None, 1)
+    assert (rows["device"] == 1).all()
+    assert rows.loc[rows["stage"] == "final", "error"].max() < 1e-2
