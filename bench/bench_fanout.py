@@ -196,10 +196,11 @@ def run_one(base: Path, mode: str, n: int, n_slots: int, workload: Path, sim_opt
 # --- report ---------------------------------------------------------------------------------------
 
 def table(results: list[dict]) -> str:
-    lines = ["| mode | devices | GEMMs / jobs | wall s | speedup | GPU-phase span s | wall - span s "
-             "| phase speedup | ideal speedup (chunks) | modelled load s: total / largest job | busy s per device "
+    lines = ["| mode | devices | GEMMs / jobs | wall s | speedup | GPU-phase span s "
+             "| wall - span s | phase speedup | ideal speedup (chunks) "
+             "| modelled load s: total / largest job | leases held s (sum) | busy s per device "
              "| double leases |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     first = {}
     for r in results:
         one = first.setdefault(r["mode"], r)
@@ -213,7 +214,8 @@ def table(results: list[dict]) -> str:
             f"{r['wall_s'] - r['span_s']:.1f} | "
             f"{one['span_s'] / r['span_s'] if r['span_s'] else math.nan:.2f} | "
             f"{ideal_one / r['ideal_s'] if r['ideal_s'] else math.nan:.2f} | "
-            f"{r['load_s']:.1f} / {r['max_job_load_s']:.1f} | {busy} | {overlaps} |")
+            f"{r['load_s']:.1f} / {r['max_job_load_s']:.1f} | {r['held_s']:.1f} | {busy} | "
+            f"{overlaps} |")
     return "\n".join(lines)
 
 
@@ -247,7 +249,8 @@ def main(argv=None) -> int:
                         args.keep_thr)
             results.append(r)
             print(f"{mode} devices={n}: rc={r['rc']} wall={r['wall_s']:.1f}s "
-                  f"span={r['span_s']:.1f}s ideal={r['ideal_s']:.1f}s gemms={r['gemms']} jobs={r['jobs']} "
+                  f"span={r['span_s']:.1f}s ideal={r['ideal_s']:.1f}s gemms={r['gemms']} "
+                  f"jobs={r['jobs']} "
                   f"used={r['used_devices']} sim={opts} problems={len(r['problems'])}",
                   flush=True)
             for problem in r["problems"][:10]:
