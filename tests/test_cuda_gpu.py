@@ -156,9 +156,17 @@ def test_workflow_search_on_the_gpu(campaign, tmp_path):
                    cuda={"search_budget_s": 1.0})
     run.resources = ["gpu=1", "gpu_slot=1"]
     run.snakemake("final_libs")
-    raw = run.path("results", "raw_results.csv").read_text()
-    assert "cuda" in raw
-    assert run.path("final_libs").is_dir()
+    metrics = json.loads(run.path("results", "metrics.json").read_text())
+    assert metrics["platform"]["name"] == "cuda" and metrics["platform"]["measured"]
+    assert metrics["counts"]["n_attempted"] == 2 and metrics["counts"]["n_invalid"] == 0
+    import pandas as pd
+
+    raw = pd.read_csv(run.path("results", "raw_results.csv"))
+    assert (raw["error_tuned"] < 1e-2).all() and raw["us_paired_reference"].notna().any()
+    if any(run.path("final_libs").glob("*.yaml")):
+        from geko_lib import runtime
+
+        assert runtime.load(run.path("final_libs")).solutions
 
 
 def test_search_on_another_device_than_the_current_one(platform):
