@@ -29,12 +29,33 @@ LOGIC_DIR = "3_LibraryLogic"
 def space_of(cfg: TuningConfig, valid: Callable[[dict], bool] | None = None) -> ga.Space:
     """Fork parameters as variables, each multi-entry group as one variable ``group_<i>`` whose
     values are the group's entries; the MI group's weights (Backend.Config) become priors."""
-    variables: dict[str, list] = {name: list(values) for name, values in cfg.fork.items()}
-    for i, group in enumerate(cfg.groups):
-        variables[f"group_{i}"] = [dict(entry) for entry in group]
-    weights = {f"group_{i}": w for i, w in cfg.group_weights.items()
-               if i < len(cfg.groups) and len(w) == len(cfg.groups[i])}
-    return ga.Space(variables, weights=weights or None, valid=valid)
+    forks = {name: list(values) for name, values in cfg.fork.items()}
+    groups = [[dict(entry) for entry in group] for group in cfg.groups]
+    weights = {i: list(w) for i, w in cfg.group_weights.items()
+               if i < len(groups) and len(w) == len(groups[i])}
+    for name in [n for n in forks if any(n in e for group in groups for e in group)]:
+        values = forks.pop(name)
+        for i, group in enumerate(groups):
+            if any(name in entry for entry in group):
+                groups[i], weights[i] = _fold_fork(group, weights.get(i), name, values)
+    variables: dict[str, list] = dict(forks)
+    for i, group in enumerate(groups):
+        variables[f"group_{i}"] = group
+    priors = {f"group_{i}": w for i, w in weights.items() if w is not None}
+    return ga.Space(variables, weights=priors or None, valid=valid)
+
+
+def _fold_fork(group: list[dict], weights: list | None, name: str, values: list):
+    """A fork parameter that some entries of a group also set (gfx950's MIArchVgpr on big MI
+    tiles): entries that set it keep their own value, the more specific setting; every other
+    entry is copied once per fork value (its prior weight shared among the copies)."""
+    entries, shares = [], []
+    for position, entry in enumerate(group):
+        copies = [entry] if name in entry else [{**entry, name: v} for v in values]
+        entries.extend(copies)
+        if weights is not None:
+            shares.extend([weights[position] / len(copies)] * len(copies))
+    return entries, (shares if weights is not None else None)
 
 
 def search(cfg: TuningConfig, space: ga.Space, evaluate, build_dir: Path, *, seed: int = 0,
