@@ -256,8 +256,7 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     add("ingest", "workload.yaml", "logs/ingest.log")
     if float(config.get("keep_thr", 0)) > 0 or (workdir / "baseline" / "workload.csv").exists() \
             or (workdir / "logs" / "baseline.log").exists():
-        count = len(config.get("devices") or [0])
-        for part in (f"part_{i}_of_{count}" for i in range(count)):  # one GPU job per device
+        for part in _baseline_parts(workdir, config):  # one GPU job per device
             add("baseline_part", f"baseline/parts/{part}.csv", f"logs/baseline/{part}.log", part)
         add("baseline", "baseline/workload.csv", "logs/baseline.log")
     add("summarize", "summary.csv", "logs/summarize.log")
@@ -292,6 +291,17 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     if (workdir / "pruned_libs").exists() or (workdir / "logs" / "prune.log").exists():
         add("prune_libs", "pruned_libs", "logs/prune.log")
     return jobs
+
+
+def _baseline_parts(workdir: Path, config: dict) -> list[str]:
+    """The baseline's parts: those the run made (outputs or logs), else one per configured
+    device (a config inferred from the logs may know fewer devices than the run had)."""
+    made = {p.stem for p in (workdir / "baseline" / "parts").glob("part_*_of_*.csv")}
+    made |= {p.stem for p in (workdir / "logs" / "baseline").glob("part_*_of_*.log")}
+    if made:
+        return sorted(made)
+    count = len(config.get("devices") or [0])
+    return [f"part_{i}_of_{count}" for i in range(count)]
 
 
 def _count(jobs: list[dict]) -> dict:
