@@ -31,6 +31,7 @@ class Runtime:
         self.hits: Counter = Counter()
         self.misses: Counter = Counter()
         self._prepared: dict = {}
+        self._cuda = None  # the cuda platform, made on first dispatch (it imports torch)
 
     # --- dispatch -------------------------------------------------------------------------------
     def matmul(self, x, y):
@@ -83,32 +84,16 @@ class Runtime:
     def _launcher(self, problem: GemmProblem, solution: dict):
         key = (problem, solution["SolutionNameMin"])
         if key not in self._prepared:
-            self._prepared[key] = prepare(problem, solution, self.device)
+            self._prepared[key] = self._platform().launcher_factory(solution, problem,
+                                                                    self.device)
         return self._prepared[key]
 
+    def _platform(self):
+        if self._cuda is None:
+            from .platforms.cuda.platform import CudaPlatform, SearchSettings
 
-def prepare(problem: GemmProblem, solution: dict, device: int):
-    """ops -> zero-argument call, with the expensive part (AlgoCheck, compile) done once."""
-    from .platforms.cuda import platform as cuda_platform
-
-    backend = solution["Backend"]
-    if backend == "cublaslt":
-        import torch
-
-        from .platforms.cuda import cublaslt
-
-        cuda_platform.check_environment(solution, device)
-        lt = cublaslt.ProblemDescriptors(problem)
-        algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
-        workspace = torch.empty(lt.workspace_bytes, dtype=torch.uint8, device=f"cuda:{device}")
-        return lambda ops: lt.call(algo, ops, workspace)
-    if backend == "triton":
-        from .platforms.cuda import triton_gemm
-
-        cfg = triton_gemm.TritonConfig.from_params(solution["Triton"])
-        return lambda ops: triton_gemm.launcher(cfg, ops)
-    raise PlatformError(f"solution {solution.get('SolutionNameMin')}: backend {backend!r} "
-                        "cannot run")
+            self._cuda = CudaPlatform(SearchSettings())
+        return self._cuda
 
 
 def blas_problem(x, y) -> GemmProblem | None:

@@ -110,18 +110,24 @@ class CudaPlatform:
 
     def launchers(self, solution: dict, problem: GemmProblem, sets, device: int) -> list:
         """One zero-argument call per operand set running ``solution`` on ``problem``."""
-        backend = solution.get("Backend", "cublaslt")
-        if backend == "default":
-            lt = self._lt(problem)
-            algo = lt.heuristic(1)[0][1]
-            return [lt.call(algo, ops, self._workspace(device)) for ops in sets]
-        if backend == "cublaslt":
-            from . import cublaslt
+        make = self.launcher_factory(solution, problem, device)
+        return [make(ops) for ops in sets]
 
-            check_environment(solution, device)
+    def launcher_factory(self, solution: dict, problem: GemmProblem, device: int):
+        """operands -> zero-argument call, the per-solution work (heuristic query, AlgoCheck,
+        feasibility) done once: what the benchmarks and the runtime both run."""
+        backend = solution.get("Backend", "cublaslt")
+        if backend in ("default", "cublaslt"):
             lt = self._lt(problem)
-            algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
-            return [lt.call(algo, ops, self._workspace(device)) for ops in sets]
+            if backend == "default":
+                algo = lt.heuristic(1)[0][1]
+            else:
+                from . import cublaslt
+
+                check_environment(solution, device)
+                algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
+            workspace = self._workspace(device)
+            return lambda ops: lt.call(algo, ops, workspace)
         if backend == "triton":
             from . import triton_gemm
 
@@ -129,7 +135,7 @@ class CudaPlatform:
             reason = triton_gemm.infeasible_reason(cfg, problem)
             if reason:
                 raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
-            return [triton_gemm.launcher(cfg, ops) for ops in sets]
+            return lambda ops: triton_gemm.launcher(cfg, ops)
         raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
 
     def _row(self, problem: GemmProblem, solution: dict, us: float, device: int,
