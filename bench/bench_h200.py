@@ -30,11 +30,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from geko_lib import library as liblogic  # noqa: E402
 from geko_lib import summary, workload  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import cublaslt, timing  # noqa: E402
-from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
+from geko_lib.platforms.cuda.platform import (CudaPlatform, SearchSettings,  # noqa: E402
+                                              solutions_in)
 
 COLUMNS = ("default", "torch", "nvmath_top8", "triton_autotune", "geko_search", "geko_tune",
            "final")
@@ -43,14 +43,7 @@ ERR_THR = 1e-2
 
 def library_choices(lib_dir: Path) -> dict:
     """(GemmType, size) -> solution of every library-logic file under lib_dir."""
-    chosen = {}
-    if not lib_dir.is_dir():
-        return chosen
-    for lib in liblogic.load_dir(lib_dir).values():
-        positions = lib.solution_position()
-        for size, index, _ in lib.sizes():
-            chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
-    return chosen
+    return solutions_in(lib_dir) if lib_dir.is_dir() else {}
 
 
 def winners_choices(path: Path) -> dict:

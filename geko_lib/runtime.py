@@ -17,7 +17,6 @@ import contextlib
 from collections import Counter
 from pathlib import Path
 
-from . import library as liblogic
 from .gemm import GemmProblem, GemmType
 from .platforms import PlatformError
 
@@ -125,16 +124,10 @@ def _transpose_of(t) -> str | None:
 
 def load(path, device: int = 0) -> Runtime:
     """A runtime serving the library-logic files in ``path`` (final_libs or its library/)."""
-    from .platforms.cuda.platform import validate_solution
+    from .platforms.cuda.platform import solutions_in
 
     path = Path(path)
-    solutions = {}
-    for name, lib in liblogic.load_dir(path).items():
-        positions = lib.solution_position()
-        for size, index, _ in lib.sizes():
-            solution = dict(lib.solutions[positions[index]])
-            validate_solution(solution, source=str(path / name))
-            solutions[(lib.gemm_type, tuple(size))] = solution
+    solutions = solutions_in(path, validate=True)
     if not solutions:
         raise PlatformError(f"{path}: no library-logic files with sizes")
     return Runtime(solutions, device)

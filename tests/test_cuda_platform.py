@@ -139,3 +139,13 @@ def test_h200_profile_dry_run_validates(tmp_path):
     assert "ingest" in proc.stdout
     config = yaml.safe_load((ROOT / "profiles" / "h200" / "h200.yaml").read_text())
     assert config["platform"] == "cuda" and config["epilogues"] is False
+
+
+def test_runtime_refuses_a_library_with_a_broken_solution_naming_the_file(tmp_path):
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    broken = {k: v for k, v in lt_solution().items() if k != "CublasLtVersion"}
+    [path] = platform.extract(winners_frame([((4096, 16, 4096), broken, 12.0)]), tmp_path)
+    with pytest.raises(PlatformError, match=f"{path.name}.*missing CublasLtVersion"):
+        runtime.load(tmp_path)
+    with pytest.raises(PlatformError, match="no library-logic files"):
+        runtime.load(tmp_path / "empty")

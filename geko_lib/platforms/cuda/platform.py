@@ -339,9 +339,17 @@ def problem_key(problem: GemmProblem) -> tuple:
 
 def library_solutions(library) -> dict:
     """(GEMM type, size) -> solution dict, from the library dir ``create_library`` wrote."""
+    return solutions_in(Path(library) / "library")
+
+
+def solutions_in(lib_dir, validate: bool = False) -> dict:
+    """(GEMM type, size) -> solution dict of every library-logic file in ``lib_dir``; with
+    ``validate`` every solution is checked first (errors name the file)."""
     chosen = {}
-    lib_dir = Path(library) / "library"
-    for lib in liblogic.load_dir(lib_dir).values():
+    for name, lib in liblogic.load_dir(lib_dir).items():
+        if validate:
+            for solution in lib.solutions:
+                validate_solution(solution, source=str(Path(lib_dir) / name))
         positions = lib.solution_position()
         for size, index, _ in lib.sizes():
             chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
