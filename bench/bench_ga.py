@@ -28,7 +28,6 @@ import argparse
 import datetime as _dt
 import importlib
 import os
-import platform
 import sys
 import time
 import zlib
@@ -42,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
 from geko_lib.platforms import sim  # noqa: E402
 from geko_lib.tuning import ga  # noqa: E402
-from machine import cpu_name  # noqa: E402 (bench/machine.py, beside this script)
+from machine import summary as machine_summary  # noqa: E402 (bench/machine.py, beside this script)
 
 BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 ARCH = "gfx950"
@@ -183,15 +182,13 @@ def bench_size(args) -> dict:
 
 
 def machine() -> str:
-    cpu = cpu_name()
     try:
         import optuna
 
         opt = f"optuna {optuna.__version__}"
     except ImportError:
         opt = "optuna not installed"
-    return (f"{platform.machine()} {cpu}, {os.cpu_count()} CPUs, Python "
-            f"{platform.python_version()}, numpy {np.__version__}, {opt}")
+    return f"{machine_summary()}, numpy {np.__version__}, {opt}"
 
 
 def fmt(values) -> str:

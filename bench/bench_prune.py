@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import os
-import platform
 import statistics
 import sys
 import time
@@ -35,7 +33,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from geko_lib.library import prune  # noqa: E402
-from machine import cpu_name  # noqa: E402 (bench/machine.py, beside this script)
+from machine import summary as machine_summary  # noqa: E402 (bench/machine.py, beside this script)
 
 N_CU = 304
 TILES = [16, 32, 64, 96, 128, 192, 256]
@@ -135,7 +133,6 @@ def loss_stats(gflops: pd.DataFrame, sel: prune.Selection) -> float:
 
 
 def machine() -> str:
-    cpu = cpu_name()
     import pulp
     try:
         import highspy  # noqa: F401
@@ -143,8 +140,7 @@ def machine() -> str:
         hv = f"highspy {version('highspy')}"
     except Exception:
         hv = "no highspy"
-    return (f"{platform.machine()} {cpu}, {os.cpu_count()} CPUs, Python "
-            f"{platform.python_version()}, PuLP {pulp.__version__}, {hv}, "
+    return (f"{machine_summary()}, PuLP {pulp.__version__}, {hv}, "
             f"pandas {pd.__version__}, numpy {np.__version__}")
 
 

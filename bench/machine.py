@@ -12,3 +12,12 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def summary() -> str:
+    """'<arch> <CPU model>, <n> CPUs, Python <version>': the first words of a benchmark's
+    machine line."""
+    import os
+
+    return (f"{platform.machine()} {cpu_name()}, {os.cpu_count()} CPUs, Python "
+            f"{platform.python_version()}")
