@@ -1,0 +1,10 @@
+"""The one base of every error geko shows a user.
+
+Jobs and the command line catch ``GekoError`` alone: it means the input, the configuration or a
+tool was at fault and the message says which file, line and field. Anything else is a bug and keeps
+its traceback.
+"""
+
+
+class GekoError(Exception):
+    """A user-facing failure: its message names what was wrong and where."""
