@@ -4,17 +4,26 @@ Snakemake only counts ``resources: gpu=1``; it never says *which* device a job g
 therefore takes an exclusive ``flock`` on one lock file per (device, slot). The kernel drops the lock
 when the last descriptor closes, including on SIGKILL, so a crashed job never leaves a stale lease;
 the lock file itself stays behind and only records the last holder for ``geko status``.
+
+The lock directory is private: created 0700, and checked on every use to be a real directory (not
+a symlink) owned by this user and writable by nobody else. Lock files are opened with O_NOFOLLOW.
+Otherwise another user of a shared machine could plant a symlink where a lock file will be and
+make geko truncate the file it points to, or hold every slot to stall our jobs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from geko_lib.errors import GekoError
 
 VISIBLE_DEVICES_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
@@ -35,6 +44,10 @@ class LeaseTimeout(TimeoutError):
     pass
 
 
+class UnsafeLockError(GekoError):
+    """The lock directory or a lock file could be tampered with by someone else."""
+
+
 def default_lock_dir() -> Path:
     """Host-global so that two workflows on one host never share a device slot."""
     return Path(tempfile.gettempdir()) / f"geko-device-locks-{os.getuid()}"
@@ -44,17 +57,91 @@ def _lock_path(lock_dir: Path, namespace: str, device: int, slot: int) -> Path:
     return lock_dir / f"{namespace}-dev{device}-slot{slot}.lock"
 
 
-def _try_lock(path: Path, record: bool = True) -> int | None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+def _unsafe_reason(info: os.stat_result) -> str | None:
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symlink"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a directory"
+    if info.st_uid != os.getuid():
+        return f"is owned by uid {info.st_uid}, not by this user (uid {os.getuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def check_lock_dir(lock_dir: Path) -> Path:
+    """Refuse a lock directory that another user could tamper with, naming it and why."""
+    try:
+        info = os.lstat(lock_dir)
+    except OSError as exc:
+        raise UnsafeLockError(f"lock directory {lock_dir}: cannot be inspected: {exc}") from None
+    reason = _unsafe_reason(info)
+    if reason:
+        raise UnsafeLockError(f"lock directory {lock_dir} {reason}; refusing to use it for device "
+                              "leases (remove it, or set lock_dir to a directory only you can write)")
+    return lock_dir
+
+
+def private_lock_dir(lock_dir: Path) -> Path:
+    """``lock_dir``, created 0700 when missing (its parents as usual), then checked."""
+    lock_dir.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(lock_dir, 0o700)
+    return check_lock_dir(lock_dir)
+
+
+def _open_lock_file(path: Path, create: bool) -> int | None:
+    """A descriptor of the regular lock file ``path``, never through a symlink; None when
+    ``create`` is false and the file does not exist."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        if create:
+            raise
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeLockError(f"lock file {path} is a symlink; refusing to open it "
+                                  "(its target is left untouched)") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        os.close(fd)
+        raise UnsafeLockError(f"lock file {path} is not a regular file owned by this user; "
+                              "refusing to use it")
+    return fd
+
+
+def _flock_now(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        return False
+    return True
+
+
+def _try_lock(path: Path) -> int | None:
+    """Our locked descriptor of ``path`` (recording us as its holder), or None while another
+    process holds it."""
+    fd = _open_lock_file(path, create=True)
+    if not _flock_now(fd):
         os.close(fd)
         return None
-    if record:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid={os.getpid()} since={time.time():.3f}\n".encode())
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid={os.getpid()} since={time.time():.3f}\n".encode())
     return fd
+
+
+def _is_held(path: Path) -> bool:
+    """Whether some process holds the lock file ``path`` now (a missing file is free)."""
+    fd = _open_lock_file(path, create=False)
+    if fd is None:
+        return False
+    try:
+        return not _flock_now(fd)
+    finally:
+        os.close(fd)
 
 
 def _candidates(devices, n_slots):
@@ -89,8 +176,7 @@ def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
     if preset is not None:
         yield Lease(preset, 0, None)
         return
-    lock_dir = Path(lock_dir) if lock_dir else default_lock_dir()
-    lock_dir.mkdir(parents=True, exist_ok=True)
+    lock_dir = private_lock_dir(Path(lock_dir) if lock_dir else default_lock_dir())
     start = time.monotonic()
     while True:
         for device, slot in _candidates(devices, n_slots):
@@ -109,16 +195,12 @@ def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
 
 
 def busy(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu") -> list[tuple[int, int]]:
-    """(device, slot) pairs currently held by some process."""
+    """(device, slot) pairs currently held by some process (none while the lock directory
+    does not exist yet; an unsafe one is refused as in ``lease``)."""
     lock_dir = Path(lock_dir) if lock_dir else default_lock_dir()
+    if not os.path.lexists(lock_dir):
+        return []
+    check_lock_dir(lock_dir)
     held = []
-    for device, slot in _candidates([int(d) for d in devices], n_slots):
-        path = _lock_path(lock_dir, namespace, device, slot)
-        if not path.exists():
-            continue
-        fd = _try_lock(path, record=False)
-        if fd is None:
-            held.append((device, slot))
-        else:
-            os.close(fd)
-    return held
+    return [(device, slot) for device, slot in _candidates([int(d) for d in devices], n_slots)
+            if _is_held(_lock_path(lock_dir, namespace, device, slot))]
