@@ -118,10 +118,19 @@ class GemmType:
     a_type: str
     b_type: str
     c_type: str
-    d_type: str
-    compute_type: str  # with the c_ prefix where hipBLASLt prints it
+    d_type: str | None = None  # None: the original's default, d_type = c_type
+    compute_type: str | None = None  # with the c_ prefix where hipBLASLt prints it
 
     def __post_init__(self):
+        if self.compute_type is None:
+            # the original's six fields (transA, transB, a_type, b_type, c_type, compute_type):
+            # given positionally, the sixth value is the compute type
+            if self.d_type is None:
+                raise GemmError("GemmType needs a compute_type")
+            object.__setattr__(self, "compute_type", self.d_type)
+            object.__setattr__(self, "d_type", None)
+        if self.d_type is None:
+            object.__setattr__(self, "d_type", self.c_type)
         for field in ("a_type", "b_type", "c_type", "d_type"):
             dtype(getattr(self, field))
         dtype(self.compute_type)
@@ -184,10 +193,22 @@ class GemmType:
     def output_bytes(self) -> float:
         return BY_NAME[self.d_type].bytes
 
+    @property
+    def gemm_name(self) -> str:
+        """The original's name for the type (``BBS_TN``)."""
+        return self.name
+
     @classmethod
-    def from_tensile(cls, data_type: str, dest_data_type: str, compute_data_type: str,
-                     transA: str, transB: str) -> "GemmType":
-        """Inverse of the naming: ``("B", "B", "S", "N", "T")`` -> bf16 inputs, f32 compute."""
+    def from_hipblaslt(cls, transA: str, transB: str, a_type: str, b_type: str, c_type: str,
+                       compute_type: str) -> "GemmType":
+        """From hipBLASLt names, as the original's factory: d_type = c_type."""
+        return cls(transA, transB, a_type, b_type, c_type, c_type, compute_type)
+
+    @classmethod
+    def from_tensile(cls, transA: str, transB: str, data_type: str, dest_data_type: str,
+                     compute_data_type: str) -> "GemmType":
+        """From Tensile codes, as the original's factory: ``("N", "T", "B", "B", "S")`` -> bf16
+        inputs and output, f32 compute; ``DataType`` may name two inputs (``BH``)."""
         inputs = split_codes(data_type)
         if len(inputs) == 1:
             inputs = inputs * 2

@@ -973,8 +973,8 @@ def fixture_config():
                                           ("gfx942", "tensile")])
 def test_fixture_end_to_end(tmp_path, fixture_config, arch, backend):
     c = fixture_config
-    gemm = GemmType.from_tensile(c["DataType"], c["DestDataType"], c["ComputeDataType"],
-                                 c["TRANSA"], c["TRANSB"])
+    gemm = GemmType.from_tensile(c["TRANSA"], c["TRANSB"], c["DataType"], c["DestDataType"],
+                                 c["ComputeDataType"])
     assert gemm.name == "BBS_NN" and len(c["Sizes"]) == 17
     unique = list(dict.fromkeys(tuple(s) for s in c["Sizes"]))
     assert len(unique) == 16

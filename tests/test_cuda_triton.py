@@ -275,9 +275,9 @@ def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
     assert path.read_text().startswith("# cuda platform")
     lib = liblogic.load(path)
     assert lib.gemm_type == gtype()
-    assert sorted(size for size, _, _ in lib.sizes()) == [(4096, 16, 1, 4096),
+    assert sorted(size for size, _, _ in lib.size_entries()) == [(4096, 16, 1, 4096),
                                                           (6144, 32, 1, 4096)]
-    for size, index, gflops in lib.sizes():
+    for size, index, gflops in lib.size_entries():
         sol = lib.solutions[lib.solution_position()[index]]
         assert sol["Backend"] == "triton"
         cfg = ctune.config_of(sol)
@@ -312,7 +312,7 @@ def test_optimize_zeroes_infeasible_sizes_and_fails_when_nothing_runs(tmp_path):
 
     logic = ctune.optimize(paths[0], tmp_path / "b", 0, evaluate=lying)
     lib = liblogic.load(next(logic.glob("*.yaml")))
-    (size, index, _), = lib.sizes()
+    (size, index, _), = lib.size_entries()
     cfg = ctune.config_of(lib.solutions[lib.solution_position()[index]])
     assert tg.infeasible_reason(cfg, GemmProblem(lib.gemm_type, *size)) is None
 

@@ -269,15 +269,15 @@ def test_log_fields():
 ])
 @pytest.mark.parametrize("ta, tb", [("N", "T"), ("T", "N")])
 def test_from_tensile_round_trip(codes, ab, c, compute, name, ta, tb):
-    t = GemmType.from_tensile(*codes, ta, tb)
+    t = GemmType.from_tensile(ta, tb, *codes)
     assert (t.a_type, t.b_type) == ab
     assert t.c_type == t.d_type == c
     assert t.compute_type == compute
     assert (t.transA, t.transB) == (ta, tb)
     assert t.name == f"{name}_{ta}{tb}"
     assert (t.data_type, t.dest_data_type, t.compute_data_type) == codes
-    assert GemmType.from_tensile(t.data_type, t.dest_data_type, t.compute_data_type,
-                                 t.transA, t.transB) == t
+    assert GemmType.from_tensile(t.transA, t.transB, t.data_type, t.dest_data_type,
+                                 t.compute_data_type) == t
 
 
 @pytest.mark.parametrize("args", [
@@ -293,7 +293,7 @@ def test_from_tensile_round_trip(codes, ab, c, compute, name, ta, tb):
 ])
 def test_from_tensile_errors(args):
     with pytest.raises(GemmError):
-        GemmType.from_tensile(*args)
+        GemmType.from_tensile(*args[3:], *args[:3])
 
 
 # --------------------------------------------------------------------------------------------

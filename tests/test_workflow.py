@@ -114,7 +114,7 @@ def test_search_end_to_end(campaign):
         lib = library.load(path)
         assert path.read_text().startswith("# sim platform")
         names = {s["SolutionIndex"]: s["SolutionNameMin"] for s in lib.solutions}
-        for size, index, _ in lib.sizes():
+        for size, index, _ in lib.size_entries():
             shipped[size] = names[index]
     expected = {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned for r in kept.itertuples()}
     assert shipped == expected
@@ -124,7 +124,7 @@ def test_search_end_to_end(campaign):
     for path in c.path("full_libs").glob("*.yaml"):
         lib = library.load(path)
         names = {s["SolutionIndex"]: s["SolutionNameMin"] for s in lib.solutions}
-        full.update({size: names[index] for size, index, _ in lib.sizes()})
+        full.update({size: names[index] for size, index, _ in lib.size_entries()})
     assert full == {(r.m, r.n, r.batch_count, r.k): r.kernel_tuned if r.kept else r.kernel_reference
                     for r in raw.itertuples()}
 
@@ -134,7 +134,7 @@ def test_search_end_to_end(campaign):
     assert set(report["status"]) <= {"trivial", "optimal", "feasible", "greedy"}
     for path in c.path("final_libs").glob("*.yaml"):
         final, pruned = library.load(path), library.load(c.path("pruned_libs", path.name))
-        assert [s for s, _, _ in pruned.sizes()] == [s for s, _, _ in final.sizes()]
+        assert [s for s, _, _ in pruned.size_entries()] == [s for s, _, _ in final.size_entries()]
         assert len(pruned.solutions) <= len(final.solutions)
 
     # exports: the kept GEMMs with their tuned solution, readable back

@@ -166,16 +166,22 @@ class LibraryLogic:
         from .operations import add_epilogues
         return add_epilogues(self)
 
-    def create_bench_input(self, out_dir, verify: bool = False, duration: float = 0.5,
-                           rotating_mb: int = 512) -> list[Path]:
-        """``<stem>_bench.yaml`` (and ``<stem>_verify.yaml``) hipblaslt-bench rows in out_dir."""
+    def create_bench_input(self, output_dir, verify: bool = False, duration: float = 0.5,
+                           iters: int = 100, cold_iters: int = 100, rotating: int = 512,
+                           beta: bool = False, flush: bool = True, print_kernel_info: bool = True,
+                           initialization: str = "trig_float") -> tuple[Path, Path | None]:
+        """``<stem>_bench.yaml`` (and, with ``verify``, ``<stem>_verify.yaml``) hipblaslt-bench
+        rows in output_dir, with the original's keywords and defaults; returns both paths (the
+        second is None without ``verify``)."""
         stem = Path(self.name).stem
-        paths = [dump_rows(bench_rows(self, duration, rotating_mb=rotating_mb),
-                           Path(out_dir) / f"{stem}_bench.yaml")]
-        if verify:
-            paths.append(dump_rows(bench_rows(self, duration, verify=True),
-                                   Path(out_dir) / f"{stem}_verify.yaml"))
-        return paths
+        options = dict(iters=iters, cold_iters=cold_iters, rotating_mb=rotating, beta=beta,
+                       flush=flush, print_kernel_info=print_kernel_info,
+                       initialization=initialization)
+        bench = dump_rows(bench_rows(self, duration, **options),
+                          Path(output_dir) / f"{stem}_bench.yaml")
+        check = dump_rows(bench_rows(self, duration, verify=True, **options),
+                          Path(output_dir) / f"{stem}_verify.yaml") if verify else None
+        return bench, check
 
     def dump(self, out_dir, header: str | None = None) -> Path:
         return dump(self, Path(out_dir) / self.name, header=header)
@@ -191,7 +197,20 @@ class LibraryLogic:
         return gemm_type_of(self.problem_type)
 
     # --- sizes -------------------------------------------------------------------------------
-    def sizes(self) -> list[tuple[tuple[int, int, int, int], int, float]]:
+    @property
+    def sizes(self) -> list:
+        """The ExactLogic entries as the original's ``Library.sizes``: ``[[M, N, B, K, ...],
+        [SolutionIndex, gflops]]`` each; assign a list of such entries to replace them (then
+        ``trim()`` drops the solutions no size uses)."""
+        return self.exact_logic
+
+    @sizes.setter
+    def sizes(self, entries) -> None:
+        entries = [[list(size), list(entry)] for size, entry in entries]
+        _check_exact_logic(self.solutions, entries, self.source or "<memory>")
+        self.exact_logic = entries
+
+    def size_entries(self) -> list[tuple[tuple[int, int, int, int], int, float]]:
         """(M, N, B, K), solution index, gflops for every ExactLogic entry."""
         return [(tuple(int(v) for v in size[:4]), int(entry[0]), float(entry[1]))
                 for size, entry in self.exact_logic]
@@ -202,7 +221,7 @@ class LibraryLogic:
 
     def solution_for(self, problem: GemmProblem) -> dict | None:
         positions = self.solution_position()
-        for size, index, _ in self.sizes():
+        for size, index, _ in self.size_entries():
             if size == problem.size:
                 return self.solutions[positions[index]]
         return None
@@ -321,9 +340,13 @@ def load(path) -> LibraryLogic:
     return lib
 
 
-def load_dir(directory) -> dict[str, LibraryLogic]:
-    """Every ``*.yaml`` library in a directory, by file name."""
-    return {p.name: load(p) for p in sorted(Path(directory).glob("*.yaml"))}
+def load_dir(directory):
+    """Every ``*.yaml`` library in a directory, by file name (a LibraryCollection)."""
+    from .collection import LibraryCollection
+
+    if not Path(directory).is_dir():
+        raise LibraryError(f"{directory}: no such library directory")
+    return LibraryCollection((p.name, load(p)) for p in sorted(Path(directory).glob("*.yaml")))
 
 
 def dump(lib: LibraryLogic, path, header: str | None = None) -> Path:
@@ -336,22 +359,26 @@ def dump(lib: LibraryLogic, path, header: str | None = None) -> Path:
 
 def problems_of(lib: LibraryLogic) -> list[GemmProblem]:
     gemm_type = lib.gemm_type
-    return [GemmProblem(gemm_type, m, n, b, k) for (m, n, b, k), _, _ in lib.sizes()]
+    return [GemmProblem(gemm_type, m, n, b, k) for (m, n, b, k), _, _ in lib.size_entries()]
 
 
 def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iters: int = 100,
-               cold_iters: int = 100, rotating_mb: int = 512) -> list[dict]:
+               cold_iters: int = 100, rotating_mb: int = 512, beta: bool = False,
+               flush: bool = True, print_kernel_info: bool = True,
+               initialization: str = "trig_float") -> list[dict]:
     """hipblaslt-bench YAML rows, one per ExactLogic size. Iterations come from the expected
     latency (the logic file's gflops) and the time budget per phase; without a known latency
     the fixed counts are used. Verify rows run once with norm and allclose checks."""
     rows = []
-    for problem, (_, _, gflops), (size, _) in zip(problems_of(lib), lib.sizes(), lib.exact_logic):
+    for problem, (_, _, gflops), (size, _) in zip(problems_of(lib), lib.size_entries(), lib.exact_logic):
         t = problem.type
         row = {"function": "matmul", "transA": t.transA, "transB": t.transB,
                "a_type": t.a_type, "b_type": t.b_type, "c_type": t.c_type, "d_type": t.d_type,
                "scale_type": scale_type_for(t.compute_type), "compute_type": t.compute_type,
-               "alpha": 1.0, "beta": 0.0, "M": problem.m, "N": problem.n,
-               "batch_count": problem.batch, "K": problem.k, "initialization": "trig_float"}
+               "alpha": 1.0, "beta": 1.0 if beta else 0.0, "M": problem.m, "N": problem.n,
+               "batch_count": problem.batch, "K": problem.k,
+               # hipblaslt-bench's trig_float has no integer form: int8 data is drawn as integers
+               "initialization": "rand_int" if t.a_type == "i8_r" else initialization}
         if len(size) == 8:  # sizes that carry leading dimensions keep them
             row.update(zip(("ldc", "ldd", "lda", "ldb"), size[4:]))
         if verify:
@@ -359,8 +386,9 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
         else:
             expected_us = problem.flops / gflops / 1e3 if gflops > 0 else 0.0
             n = math.ceil(duration * 1e6 / expected_us) if expected_us > 0 and duration > 0 else 0
-            row.update(rotating=rotating_mb, flush=True, use_gpu_timer=True,
-                       print_kernel_info=True, iters=n or iters, cold_iters=n or cold_iters)
+            row.update(rotating=rotating_mb, flush=flush, use_gpu_timer=True,
+                       print_kernel_info=print_kernel_info, iters=n or iters,
+                       cold_iters=n or cold_iters)
         rows.append(row)
     return rows
 
@@ -376,5 +404,5 @@ def keep_sizes(lib: LibraryLogic, sizes: set[tuple[int, int, int, int]]) -> Libr
     """The library restricted to ``sizes``, unreferenced solutions dropped and renumbered."""
     by_index = {int(s["SolutionIndex"]): s for s in lib.solutions}
     chosen = [(GemmProblem(lib.gemm_type, *size), by_index[index], gflops)
-              for size, index, gflops in lib.sizes() if size in sizes]
+              for size, index, gflops in lib.size_entries() if size in sizes]
     return build(lib, chosen)

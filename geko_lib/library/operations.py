@@ -13,6 +13,7 @@ import pandas as pd
 from .. import files
 from ..gemm import GemmProblem
 from .codec import Solutions, load_yaml
+from .collection import LibraryCollection
 from .logic import LibraryError, LibraryLogic, build, dump, load
 
 # Tensile data-type enums without epilogue support (f64, complex)
@@ -97,10 +98,12 @@ def _clean_appended(solution: dict) -> dict:
 
 
 def merge_solutions(input_dir, epilogues: bool = True, pattern: str = "**/3_LibraryLogic/*.yaml",
-                    trim_size: bool = True) -> dict[str, LibraryLogic]:
+                    trim_size: bool = True) -> LibraryCollection:
     """Merge tuning outputs: files with the same name are one library. The first (by path) is
     the base; every other file's referenced solutions are appended with new indices and its
     sizes re-pointed. Then trim and (optionally) epilogues. Returns {file name: library}."""
+    if not Path(input_dir).is_dir():
+        raise LibraryError(f"{input_dir}: no such directory to merge libraries from")
     paths = sorted(Path(input_dir).glob(pattern), key=lambda p: (p.name, str(p)))
     merged: dict[str, LibraryLogic] = {}
     for path in paths:
@@ -129,7 +132,7 @@ def merge_solutions(input_dir, epilogues: bool = True, pattern: str = "**/3_Libr
                 solution["SolutionIndex"] = new_index[index]
                 base.solutions.append(solution)
             base.exact_logic.append([list(size), [new_index[index], gflops]])
-    out = {}
+    out = LibraryCollection()
     for name, lib in merged.items():
         trim(lib)
         if epilogues:
@@ -170,7 +173,7 @@ def _index_column(frame: pd.DataFrame, side: str = "") -> str:
     raise LibraryError(f"results have no solution_index{side} column")
 
 
-def extract_solutions(winners: pd.DataFrame, match_table) -> dict[str, LibraryLogic]:
+def extract_solutions(winners: pd.DataFrame, match_table) -> LibraryCollection:
     """Dense-search winners -> one Equality library per source logic file name, holding the
     winning solutions (copied from the vendor's logic files) and the winners' sizes."""
     table = match_table if isinstance(match_table, dict) else load_match_table(match_table)
@@ -191,7 +194,7 @@ def extract_solutions(winners: pd.DataFrame, match_table) -> dict[str, LibraryLo
         templates.setdefault(logic.name, source)
         problem = GemmProblem(source.gemm_type, row["m"], row["n"], row["batch_count"], row["k"])
         chosen.setdefault(logic.name, []).append((problem, solution, 0.0))
-    out = {}
+    out = LibraryCollection()
     for name, entries in chosen.items():
         template = copy.copy(templates[name])
         template.index_order, template.perf_metric = [2, 3, 0, 1], "DeviceEfficiency"
@@ -206,18 +209,20 @@ def _size_of(row) -> tuple[int, int, int, int]:
     return (int(row["m"]), int(row["n"]), int(row["batch_count"]), int(row["k"]))
 
 
-def from_dataframe(frame: pd.DataFrame, lib_dir, type_override: str | None = "Equality"
-                   ) -> dict[str, LibraryLogic]:
-    """Libraries holding exactly the rows of ``frame`` (grouped by its ``lib`` column), each
+def from_dataframe(df: pd.DataFrame, lib_dir, type_override: str | None = "Equality"
+                   ) -> LibraryCollection:
+    """Libraries holding exactly the rows of ``df`` (grouped by its ``lib`` column), each
     with the solution its library has for that size. Every row must find its size."""
-    out = {}
+    frame, out = df, LibraryCollection()
+    if "lib" not in frame:
+        raise LibraryError("results have no lib column (the library file each row came from)")
     for name, rows in frame.groupby("lib", sort=True):
         if not (Path(lib_dir) / name).is_file():
             raise LibraryError(f"results name library {name}, which {lib_dir} does not have")
         lib = load(Path(lib_dir) / name)
-        by_size = {size: index for size, index, _ in lib.sizes()}
+        by_size = {size: index for size, index, _ in lib.size_entries()}
         positions = lib.solution_position()
-        gflops = {size: g for size, _, g in lib.sizes()}
+        gflops = {size: g for size, _, g in lib.size_entries()}
         chosen = []
         for row in rows.to_dict("records"):
             size = _size_of(row)
@@ -239,13 +244,13 @@ def ship_kept(libs_dir, kept: pd.DataFrame, out_dir, header: str = "") -> list[P
 
 
 def full_libs(frame: pd.DataFrame, lib_dir, reference_solution: Callable[[dict], dict],
-              type_override: str | None = "Equality") -> dict[str, LibraryLogic]:
+              type_override: str | None = "Equality") -> LibraryCollection:
     """Every GEMM with its winner: the tuned solution where ``winner == "tuned"``, otherwise
     the reference solution (``reference_solution(row)`` returns its parameters)."""
-    out = {}
+    out = LibraryCollection()
     for name, rows in frame.groupby("lib", sort=True):
         lib = load(Path(lib_dir) / name)
-        by_size = {size: index for size, index, _ in lib.sizes()}
+        by_size = {size: index for size, index, _ in lib.size_entries()}
         positions = lib.solution_position()
         chosen = []
         for row in rows.to_dict("records"):
@@ -306,7 +311,7 @@ def prune_library(lib: LibraryLogic, sweep: Callable[[LibraryLogic], pd.DataFram
 
     positions = lib.solution_position()
     serving: dict[int, list] = {}
-    for size, index, gflops in lib.sizes():
+    for size, index, gflops in lib.size_entries():
         serving.setdefault(positions[index], []).append(size)
     chosen, report = [], []
     for key, members in prune.clusters(list(lib.solutions)).items():

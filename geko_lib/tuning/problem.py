@@ -66,10 +66,10 @@ class TuningConfig:
                                     "parameters]") from None
         try:
             gemm_type = GemmType.from_tensile(
-                str(problem_type["DataType"]), str(problem_type["DestDataType"]),
-                str(problem_type["ComputeDataType"]),
                 "T" if _truth(problem_type.get("TransposeA", False)) else "N",
-                "T" if _truth(problem_type.get("TransposeB", False)) else "N")
+                "T" if _truth(problem_type.get("TransposeB", False)) else "N",
+                str(problem_type["DataType"]), str(problem_type["DestDataType"]),
+                str(problem_type["ComputeDataType"]))
         except (KeyError, GemmError) as exc:
             raise TuningConfigError(f"{path}: ProblemType: {exc}") from None
         fork, groups = {}, []

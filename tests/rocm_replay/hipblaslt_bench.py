@@ -77,7 +77,7 @@ class Library:
         for index, (logic, local) in sorted(table.items()):
             if logic not in loaded:
                 loaded[logic] = liblogic.load(logic)
-                for size, local_index, _ in loaded[logic].sizes():
+                for size, local_index, _ in loaded[logic].size_entries():
                     lib.exact[(loaded[logic].gemm_type, size)] = global_index[(logic, local_index)]
             source = loaded[logic]
             lib.add(source.gemm_type, index, source.solutions[source.solution_position()[local]])
@@ -106,7 +106,7 @@ class Library:
             logic = liblogic.load(path)
             for i in range(len(logic.solutions)):
                 lib.add(logic.gemm_type, logic.solutions.index_of(i), logic.solutions[i])
-            for size, index, _ in logic.sizes():
+            for size, index, _ in logic.size_entries():
                 lib.exact[(logic.gemm_type, size)] = index
         return lib
 

@@ -42,7 +42,7 @@ def entries(lib: logic.LibraryLogic, zero_eff: bool) -> dict:
     positions = lib.solution_position()
     return {size: (GemmProblem(lib.gemm_type, *size), lib.solutions[positions[index]],
                    0.0 if zero_eff else eff)
-            for size, index, eff in lib.sizes()}
+            for size, index, eff in lib.size_entries()}
 
 
 def merge(orig: logic.LibraryLogic, inc: logic.LibraryLogic, force: bool,

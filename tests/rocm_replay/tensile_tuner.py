@@ -161,7 +161,7 @@ def write_outputs(cfg: TuningConfig, arch: sim.SimArch, result: ga.SearchResult,
     data = out / "2_BenchmarkData"
     data.mkdir(parents=True, exist_ok=True)
     rows = ["M,N,B,K,SolutionIndex,GFlops"] + [f"{m},{n},{b},{k},{i},{g}"
-                                               for (m, n, b, k), i, g in lib.sizes()]
+                                               for (m, n, b, k), i, g in lib.size_entries()]
     (data / f"{cfg.name}.csv").write_text("\n".join(rows) + "\n")
     logic_dir = out / tune.LOGIC_DIR
     logic_dir.mkdir(parents=True, exist_ok=True)

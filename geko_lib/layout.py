@@ -1,0 +1,172 @@
+"""The campaign's workdir layout: every phase's paths, declared once.
+
+The Snakemake rules (through ``workflow/rules/common.smk``), the workflow scripts and
+``geko status`` take their paths from here, so a file moves in one place. Paths are relative to
+the workdir (rules run there); patterns carry Snakemake wildcards (``{cfg}``, ``{chunk}``,
+``{lib}``, ``{part}``) and are filled with :func:`fill` or ``str.format``.
+
+The layout follows the original tool's "Workflow Output Structure" (docs/FORMATS.md):
+
+    run_state.json, <log>.yaml (updated benchmark rows), <log>.out (their bench output),
+    summary.csv, gemms.csv, winners.csv (search)
+    search/<GEMM>.yaml, search/<GEMM>.out, search/failed_jobs.log           (search)
+    optimizations/<TYPE>_<n>.yaml, <TYPE>_<n>.sh, build_<TYPE>_<n>/3_LibraryLogic,
+                  failed_jobs.log                                           (tune)
+    libs/, tensile/library/, benchmarks/<lib>_bench.yaml, _verify.yaml, results/, final_libs/
+
+plus geko's own bookkeeping (workload.yaml, baseline/, search/chunks/, search/data/, logs/).
+:class:`Layout` answers questions about one workdir (which chunks, configs, libraries exist).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# --- workload and baseline --------------------------------------------------------------------
+WORKLOAD = "workload.yaml"
+BASELINE_PART = "baseline/parts/{part}.csv"
+BASELINE = "baseline/workload.csv"
+SUMMARY = "summary.csv"
+GEMMS = "gemms.csv"
+RUN_STATE = "run_state.json"
+CONFIG_COPY = "geko_config.yaml"  # the config the `geko` command ran with
+# the original names the updated benchmark log after the workload log; list and inline
+# workloads have no log of their own and get the original's synthetic name
+SYNTHETIC_STEM = "synthetic_workload"
+
+# --- dense search -----------------------------------------------------------------------------
+SEARCH_DIR = "search"
+SEARCH_CHUNKS = "search/chunks"
+SEARCH_CHUNK = "search/chunks/{chunk}.yaml"
+SEARCH_DATA = "search/data/{chunk}.csv"
+SEARCH_CHUNK_FAILED = "search/data/{chunk}.failed.yaml"  # GEMMs of the chunk that failed
+SEARCH_GEMM = "search/{gemm}"  # + .yaml (its bench rows) / .out (every candidate's result)
+SEARCH_FAILED = "search/failed_jobs.log"
+WINNERS = "winners.csv"
+CHUNK_GLOB = "gemms_*.yaml"
+
+# --- tune ---------------------------------------------------------------------------------------
+TUNING_DIR = "optimizations"
+TUNING_MANIFEST = "optimizations/tuning_configs.txt"  # the configure checkpoint: one name a line
+TUNING_YAML = "optimizations/{cfg}.yaml"
+TUNING_SCRIPT = "optimizations/{cfg}.sh"
+BUILD_DIR = "optimizations/build_{cfg}"
+BUILD_LOGIC = "optimizations/build_{cfg}/3_LibraryLogic"
+BUILD_FAILED = "optimizations/build_{cfg}/.failed"  # the job's last attempt failed: skipped
+TUNING_FAILED = "optimizations/failed_jobs.log"
+TUNING_JOB_CONFIG = "optimizations/job_config.yaml"  # what the .sh scripts run with
+
+# --- library, comparison, shipping ----------------------------------------------------------
+LIBS = "libs"
+TENSILE = "tensile"
+BENCH_INPUT = "benchmarks/{lib}_bench.yaml"
+VERIFY_INPUT = "benchmarks/{lib}_verify.yaml"
+BENCH_REFERENCE = "benchmarks/{lib}_bench-reference.csv"
+BENCH_TUNED = "benchmarks/{lib}_bench-tuned.csv"
+VERIFY_TUNED = "benchmarks/{lib}_verify-tuned.csv"
+RAW_RESULTS = "results/raw_results.csv"
+FINAL_RESULTS = "results/final_results.csv"
+METRICS = "results/metrics.json"
+FINAL_LIBS = "final_libs"
+FULL_LIBS = "full_libs"
+EXPORT_OVERRIDE = "exports/hipblaslt_tuning_override.txt"
+EXPORT_TUNABLEOP = "exports/tunableop_results.csv"
+PRUNED_LIBS = "pruned_libs"
+PRUNE_REPORT = "results/prune_report.csv"
+REPORT_TABLE = "report/results_table.html"
+INTEGRATE_COMMAND = "integrate/rebuild_command.txt"
+
+# --- job logs (one per job: rule name, plus the wildcard value for fan-out rules) ------------
+LOG_DIR = "logs"
+
+
+def job_log(rule: str, name: str | None = None) -> str:
+    """``logs/<rule>.log``, or ``logs/<rule>/<name>.log`` for one job of a fan-out rule."""
+    return f"{LOG_DIR}/{rule}/{name}.log" if name else f"{LOG_DIR}/{rule}.log"
+
+
+def log_pattern(rule: str, wildcard: str) -> str:
+    """The log of a fan-out rule with its wildcard, for the rule's ``log:``."""
+    return job_log(rule, "{" + wildcard + "}")
+
+
+# where a rule's log lives, where it differs from the rule name (the files keep their names)
+LOG_NAMES = {"search_chunk": "search", "ship_final_libs": "final_libs",
+             "ship_full_libs": "full_libs", "baseline_part": "baseline", "libs": "libs"}
+
+
+def rule_log(rule: str, name: str | None = None) -> str:
+    return job_log(LOG_NAMES.get(rule, rule), name)
+
+
+def fill(pattern: str, **wildcards) -> str:
+    return pattern.format(**wildcards)
+
+
+def benchmark_stem(kind: str, value: str) -> str:
+    """The stem of the updated benchmark log ``<stem>.yaml`` / ``<stem>.out``: the workload
+    log's own stem, or ``synthetic_workload`` for list and inline workloads (the original)."""
+    if kind == "log" and value:
+        return Path(value).stem
+    return SYNTHETIC_STEM
+
+
+# --- one workdir ------------------------------------------------------------------------------
+
+_CFG = re.compile(r"^[A-Z0-9]+_[NT]{2}_\d+$")
+
+
+def _trailing_number(name: str) -> tuple:
+    """``BBS_TN_10`` after ``BBS_TN_2`` (the original orders configs by their number)."""
+    head, _, number = name.rpartition("_")
+    return (head, int(number)) if number.isdigit() else (name, -1)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths of one workdir, and what its checkpoints have written so far."""
+
+    root: Path
+
+    def __post_init__(self):
+        object.__setattr__(self, "root", Path(self.root))
+
+    def path(self, pattern: str, **wildcards) -> Path:
+        return self.root / fill(pattern, **wildcards)
+
+    # checkpoint products: what the fan-out rules fan out over
+    def search_chunks(self) -> list[str]:
+        chunk_dir = self.root / SEARCH_CHUNKS
+        return sorted(p.stem for p in chunk_dir.glob(CHUNK_GLOB)) if chunk_dir.is_dir() else []
+
+    def tuning_configs(self) -> list[str]:
+        """The configs the configure checkpoint wrote (its manifest), in the original's order;
+        without a manifest (configure not finished) none."""
+        manifest = self.root / TUNING_MANIFEST
+        if not manifest.is_file():
+            return []
+        names = [line.strip() for line in manifest.read_text().splitlines()]
+        return sorted((n for n in names if _CFG.match(n)), key=_trailing_number)
+
+    def lib_stems(self) -> list[str]:
+        libs = self.root / LIBS
+        return sorted(p.stem for p in libs.glob("*.yaml")) if libs.is_dir() else []
+
+    def failed_jobs(self, mode: str) -> list[str]:
+        """The entries of the phase's failed_jobs.log (GEMMs of the search, configs of tune)."""
+        path = self.root / (TUNING_FAILED if mode == "tune" else SEARCH_FAILED)
+        if not path.is_file():
+            return []
+        return [line.split()[0] for line in path.read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
+
+
+def manifest_text(names: list[str]) -> str:
+    """The configure checkpoint's manifest (one config name a line, in the original's order)."""
+    return "".join(f"{n}\n" for n in sorted(names, key=_trailing_number))
+
+
+__all__ = [n for n in dir() if n.isupper()] + ["Layout", "job_log", "log_pattern", "rule_log",
+                                               "fill", "benchmark_stem", "manifest_text"]
