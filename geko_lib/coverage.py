@@ -42,7 +42,7 @@ def library_entries(path) -> tuple[dict, list[str], str | None]:
     for name, lib in sorted(libs.items()):
         arch = arch or lib.architecture_name or None
         gemm_type = lib.gemm_type
-        for size, _, _ in lib.sizes():
+        for size, _, _ in lib.size_entries():
             entries.setdefault((gemm_type, size), name)
     return entries, sorted(libs), arch
 

@@ -450,7 +450,7 @@ def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
         try:
             if logic:
                 lib = library.load(logic[0])
-                for size, _, gflops in lib.sizes():
+                for size, _, gflops in lib.size_entries():
                     key = (lib.gemm_type, size)
                     best[key] = max(best.get(key, 0.0), gflops)
                 continue

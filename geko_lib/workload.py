@@ -1002,10 +1002,15 @@ def _gemm_type_from_codes(values: dict, path, line_of_key: Callable[[str], int |
             raise WorkloadError(path, line_of_key(key), key,
                                 f"{code!r} must be {'one' if single else 'one or two'} Tensile type code(s)")
     try:
-        return gemm.GemmType.from_tensile(values["DataType"], values["DestDataType"],
-                                          values["ComputeDataType"], values["TRANSA"], values["TRANSB"])
+        return gemm.GemmType.from_tensile(values["TRANSA"], values["TRANSB"], values["DataType"],
+                                          values["DestDataType"], values["ComputeDataType"])
     except gemm.GemmError as exc:
         raise WorkloadError(path, line_of_key("DataType"), "DataType", str(exc)) from None
+
+
+def rows_of(gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]]) -> pd.DataFrame:
+    """Canonical workload rows, one call each, for one GEMM type's sizes [M, N, batch, K]."""
+    return _synthetic_rows("<sizes>", gemm_type, sizes, [])
 
 
 def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]],

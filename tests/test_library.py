@@ -72,17 +72,17 @@ def test_fixture_types():
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_fixture_sizes(path):
     data = raw(path.name)
-    sizes = library.load(path).sizes()
+    sizes = library.load(path).size_entries()
     assert sizes == [(tuple(s[:4]), e[0], float(e[1])) for s, e in data[7]]
     assert all(isinstance(v, int) for size, _, _ in sizes for v in size)
 
 
 @needs_fixtures
 def test_fixture_sizes_values():
-    assert library.load(LOGIC_DIR / TN).sizes() == [
+    assert library.load(LOGIC_DIR / TN).size_entries() == [
         ((18944, 15, 1, 5120), 0, 0.0), ((18944, 16, 1, 5120), 1, 0.0),
         ((18944, 19, 1, 5120), 2, 0.0)]
-    nn = library.load(LOGIC_DIR / NN).sizes()
+    nn = library.load(LOGIC_DIR / NN).size_entries()
     assert nn[0] == ((8, 32, 1, 15360), 0, 875.553)
     assert nn[-1] == ((16, 16384, 1, 15360), 7, 99283.2)
 
@@ -214,7 +214,7 @@ def test_minimal_list_example(tmp_path):
     lib = library.load(path)
     assert lib.gemm_type.name == "SSS_NN"
     assert lib.architecture_name == "gfx950"
-    assert lib.sizes() == [((16, 16, 1, 16), 0, 100.0)]
+    assert lib.size_entries() == [((16, 16, 1, 16), 0, 100.0)]
     assert lib.to_list() == MINIMAL
     assert library.LibraryLogic.from_list(MINIMAL + ["DefaultSol"]).to_list() == \
         MINIMAL + ["DefaultSol"]
@@ -265,7 +265,7 @@ def test_keep_sizes_drops_unreferenced_solutions():
     lib = library.load(LOGIC_DIR / NN)
     data = raw(NN)
     kept = library.keep_sizes(lib, {(16, 2048, 1, 15360), (8, 32, 1, 15360), (1, 2, 3, 4)})
-    assert kept.sizes() == [((8, 32, 1, 15360), 0, 875.553), ((16, 2048, 1, 15360), 1, 62250.1)]
+    assert kept.size_entries() == [((8, 32, 1, 15360), 0, 875.553), ((16, 2048, 1, 15360), 1, 62250.1)]
     assert len(kept.solutions) == 2
     for new, old in zip(kept.solutions, (data[5][0], data[5][6])):
         assert new["SolutionIndex"] in (0, 1)
@@ -413,7 +413,7 @@ def test_ship_kept(tmp_path):
     assert sorted(p.name for p in (tmp_path / "final").iterdir()) == [NN]
     assert written[0].read_text().startswith("# sim predictions\n")
     lib = library.load(written[0])
-    assert lib.sizes() == [((8, 16384, 1, 15360), 0, 49899.9), ((16, 128, 1, 15360), 1, 6735.23)]
+    assert lib.size_entries() == [((8, 16384, 1, 15360), 0, 49899.9), ((16, 128, 1, 15360), 1, 6735.23)]
     data = raw(NN)
     assert lib.solutions[0]["SolutionNameMin"] == data[5][3]["SolutionNameMin"]
     assert lib.solutions[1]["SolutionNameMin"] == data[5][5]["SolutionNameMin"]
@@ -493,4 +493,4 @@ def test_malformed_exact_logic(tmp_path, entry):
     path = tmp_path / "e.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(LibraryError):
-        library.load(path).sizes()
+        library.load(path).size_entries()

@@ -391,7 +391,7 @@ def test_optimize_end_to_end_bin_form(tuning):
     assert [p.name for p in libs] == ["gfx950_Cijk_Alik_Bljk_BBS_BH_UserArgs.yaml"]
     lib = liblogic.load(libs[0])
     assert lib.architecture_name == "gfx950" and lib.library_type == "Equality"
-    assert [size for size, _, _ in lib.sizes()] == [(128, 128, 1, 128)]
+    assert [size for size, _, _ in lib.size_entries()] == [(128, 128, 1, 128)]
     assert [r["n_gen"] for r in rows] == [1, 2, 3]
     assert set(rows[0]) == {"n_gen", "n_evals", "diversity", "f_avg", "f_max"}
     # the job's YAML copy (same name: TensileLite names its logs after it) holds the device
@@ -604,7 +604,7 @@ def test_integrate_merges_into_equality_and_returns_the_rebuild(tmp_path, tool_c
     root, tensilelite, equality = checkout_with_logic(tmp_path)
     final = final_libs_from_fixture(tmp_path)
     name = "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml"
-    before = {s for s, _, _ in liblogic.load(equality / name).sizes()}
+    before = {s for s, _, _ in liblogic.load(equality / name).size_entries()}
     rebuild = lb.integrate(tensilelite, root, final, "gfx950", python=PY)
     assert rebuild == ["invoke", "build", "--install-deps", "--clients", "--architecture",
                        "gfx950", "--skip-rocroller"]
@@ -616,7 +616,7 @@ def test_integrate_merges_into_equality_and_returns_the_rebuild(tmp_path, tool_c
     assert call["cwd"] == root.resolve()
     assert call["env"]["PYTHONPATH"].split(":")[0] == str(tensilelite.resolve())
     merged = liblogic.load(equality / "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml")
-    sizes = {s: eff for s, _, eff in merged.sizes()}
+    sizes = {s: eff for s, _, eff in merged.size_entries()}
     assert set(sizes) == before | {(4096, 4096, 1, 4096)} and sizes[(4096, 4096, 1, 4096)] == 0.0
     assert any("invoke build --install-deps" in r.getMessage() for r in caplog.records)
     assert (tmp_path / "tensile-merge-library.log").is_file()

@@ -290,7 +290,7 @@ def test_tune_mode_beats_the_default_kernel(tmp_path):
     logic_dir = p.optimize(config, tmp_path / "build", 0)
     (path,) = logic_dir.glob("*.yaml")
     lib = library.load(path)
-    ((size, _, gflops),) = lib.sizes()
+    ((size, _, gflops),) = lib.size_entries()
     assert size == problem.size and "_SIMT_" in lib.solutions[0]["SolutionNameMin"]
     assert gflops > p.bench([problem], tmp_path, 0)["gflops"].iloc[0]
 
@@ -378,7 +378,7 @@ def test_extract_create_library_bench_uses_winners(tmp_path):
         assert path.read_text().startswith("#")  # the model note
         lib = library.load(path)
         assert lib.architecture_name == "gfx950"
-        referenced = {index for _, index, _ in lib.sizes()}
+        referenced = {index for _, index, _ in lib.size_entries()}
         assert referenced == {s["SolutionIndex"] for s in lib.solutions}
     build = tmp_path / "build"
     p.create_library(libs, build)

@@ -54,7 +54,7 @@ def test_until_configure_then_tune_to_final_libs(tune):
     libs = sorted(p.name for p in c.path("libs").glob("*.yaml"))
     assert libs == ["gfx950_Cijk_Alik_Bljk_BBS_BH_BiasSB_HAS_SAV_UserArgs.yaml"]
     merged = library.load(c.path("libs", libs[0]))
-    assert sorted(s for s, _, _ in merged.sizes()) == [(2048, 2048, 1, 2048), (4096, 8, 1, 14336),
+    assert sorted(s for s, _, _ in merged.size_entries()) == [(2048, 2048, 1, 2048), (4096, 8, 1, 14336),
                                                        (6144, 16, 1, 4096)]
     assert merged.problem_type["UseBias"] == 1
     raw = read(c.path("results", "raw_results.csv"))

@@ -466,7 +466,7 @@ class SimPlatform:
         for lib in liblogic.load_dir(Path(library) / "library").values():
             cat = solutions_catalogue(lib.gemm_type, list(lib.solutions))
             positions = lib.solution_position()
-            for size, index, _ in lib.sizes():
+            for size, index, _ in lib.size_entries():
                 chosen[(lib.gemm_type, size)] = (cat, positions[index])
         return chosen
 

@@ -351,7 +351,7 @@ def solutions_in(lib_dir, validate: bool = False) -> dict:
             for solution in lib.solutions:
                 validate_solution(solution, source=str(Path(lib_dir) / name))
         positions = lib.solution_position()
-        for size, index, _ in lib.sizes():
+        for size, index, _ in lib.size_entries():
             chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
     return chosen
 
