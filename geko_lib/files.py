@@ -17,16 +17,35 @@ def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}")
 
 
-def write_text(path, text: str) -> Path:
+def _remove_quietly(path: Path) -> None:
+    """Best-effort cleanup on a path that is already failing: the original error is what matters."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink()
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically. When anything fails (a full disk, an interrupt) the
+    temporary file is removed and ``path`` keeps its previous content."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(path)
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
     return path
+
+
+def write_text(path, text: str) -> Path:
+    return write_bytes(path, text.encode())
 
 
 def write_csv(path, frame: pd.DataFrame) -> Path:
@@ -40,18 +59,35 @@ def write_json(path, data) -> Path:
 @contextlib.contextmanager
 def staged_dir(path):
     """Build a directory output under a temporary name; it appears under ``path`` only when the
-    block finishes without error."""
+    block finishes without error. On any failure, the block's or the swap's, the staging directory
+    is removed and a previous ``path`` is left as it was."""
     path = Path(path)
     staging = path.with_name(f".{path.name}.staging{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
         yield staging
+        _swap_in(staging, path)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove_quietly(staging)
         raise
-    shutil.rmtree(path, ignore_errors=True)
-    os.replace(staging, path)
+
+
+def _swap_in(staging: Path, path: Path) -> None:
+    """Replace the directory ``path`` by ``staging``; the old one is set aside first, so a
+    failed rename puts it back instead of leaving no output at all."""
+    retired = path.with_name(f".{path.name}.old{os.getpid()}")
+    _remove_quietly(retired)
+    had_old = os.path.lexists(path)
+    if had_old:
+        os.replace(path, retired)
+    try:
+        os.replace(staging, path)
+    except BaseException:
+        if had_old:
+            os.replace(retired, path)
+        raise
+    _remove_quietly(retired)
 
 
 def read_yaml(path, error: type[Exception], what: str):

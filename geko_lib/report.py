@@ -14,13 +14,13 @@ from __future__ import annotations
 import html
 import io
 import math
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from . import files
 from .gemm import GemmProblem
 
 MODEL_PREDICTIONS = "model predictions"
@@ -103,15 +103,7 @@ def _save(fig, path, title: str, note: str) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Title": title, "Description": note or "measured",
                                                 "Software": "geko"})
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as handle:
-        handle.write(buffer.getvalue())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    return path
+    return files.write_bytes(path, buffer.getvalue())
 
 
 def _empty(ax, message: str) -> None:
