@@ -27,6 +27,7 @@ import yaml
 
 from . import files, workload
 from .analysis import summary_lines
+from .errors import GekoError
 from .gemm import GemmError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ SNAKEFILE = REPO_ROOT / "workflow" / "Snakefile"
 log = logging.getLogger("geko")
 
 
-class UsageError(Exception):
+class UsageError(GekoError):
     pass
 
 

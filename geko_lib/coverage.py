@@ -17,13 +17,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import library, workload
+from .errors import GekoError
 from .gemm import GEMM_FIELDS, GemmProblem
 from .summary import gemm_identity, normalized
 
 KEYS = list(GEMM_FIELDS)
 
 
-class CoverageError(ValueError):
+class CoverageError(GekoError, ValueError):
     pass
 
 

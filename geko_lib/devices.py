@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from geko_lib.errors import GekoError
+from .errors import GekoError
 
 VISIBLE_DEVICES_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
@@ -40,7 +40,7 @@ class Lease:
         return {var: str(self.device) for var in VISIBLE_DEVICES_VARS}
 
 
-class LeaseTimeout(TimeoutError):
+class LeaseTimeout(GekoError, TimeoutError):
     pass
 
 

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from .errors import GekoError
 
 # --------------------------------------------------------------------------------------------
 # data types
@@ -53,7 +54,7 @@ _CODES_LONGEST_FIRST = sorted(BY_CODE, key=len, reverse=True)
 TRANSPOSES = ("N", "T")
 
 
-class GemmError(ValueError):
+class GemmError(GekoError, ValueError):
     """An invalid data type, transpose or size."""
 
 

@@ -16,17 +16,13 @@ import pandas as pd
 import yaml
 
 from . import devices, platforms
-from .gemm import GemmError, GemmProblem
-from .library import LibraryError
-from .platforms import PlatformError
-from .provenance import StaleResultsError
-from .tuning.optimize import TuningAborted
-from .workload import WorkloadError
+from .errors import GekoError
+from .gemm import GemmProblem
 
 log = logging.getLogger("geko")
 
 
-class JobFailed(RuntimeError):
+class JobFailed(GekoError, RuntimeError):
     """A supervised job failed or stalled; the log says why."""
 
 
@@ -34,8 +30,9 @@ class StallError(JobFailed):
     """A supervised job stopped writing its log for longer than the stall timeout."""
 
 
-USER_ERRORS = (WorkloadError, GemmError, LibraryError, PlatformError, ValueError, JobFailed,
-               TuningAborted, StaleResultsError)
+# a user-facing failure ends the job with its message; anything else is a bug and keeps its
+# traceback
+USER_ERRORS = (GekoError,)
 
 
 def run(main, smk) -> None:

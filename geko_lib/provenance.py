@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 from . import files
+from .errors import GekoError
 
 FILE = "provenance.json"
 
 
-class StaleResultsError(ValueError):
+class StaleResultsError(GekoError, ValueError):
     """Results were made for another platform, architecture or library version."""
 
 

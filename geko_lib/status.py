@@ -33,6 +33,7 @@ import pandas as pd
 import yaml
 
 from . import devices as devmod
+from .errors import GekoError
 from .gemm import GEMM_FIELDS, GemmProblem
 from .summary import PCT, normalized
 
@@ -45,7 +46,7 @@ LEASE_RE = re.compile(r"leased (\S+) device (\d+) slot (\d+)")
 ERROR_PREFIX = "GEKO:ERROR"
 
 
-class StatusError(ValueError):
+class StatusError(GekoError, ValueError):
     pass
 
 

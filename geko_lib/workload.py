@@ -57,6 +57,7 @@ import pandas as pd
 import yaml
 
 from . import files, gemm
+from .errors import GekoError
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ INLINE_TOKENS = ("M", "N", "batch", "K", "DataType", "DestDataType", "ComputeDat
 # errors
 
 
-class WorkloadError(ValueError):
+class WorkloadError(GekoError, ValueError):
     """A rejected workload: ``"<path>:<line>: <field>: <what is wrong>"``.
 
     ``line`` is 1-based, or None for whole-file problems (then the message reads

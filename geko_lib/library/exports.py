@@ -127,6 +127,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import files
+from ..errors import GekoError
 from ..gemm import (BY_NAME, GemmError, GemmProblem, GemmType, normalize_compute_type,
                     normalize_transpose, strip_compute_prefix)
 
@@ -135,7 +136,7 @@ __all__ = ["ExportError", "IDENTITY", "OVERRIDE_COLUMNS", "TUNABLEOP_TYPES",
            "default_validators", "tunableop_style", "STYLES"]
 
 
-class ExportError(ValueError):
+class ExportError(GekoError, ValueError):
     """A winners table that cannot be exported, or a malformed file (``file:line: field: ...``)."""
 
 

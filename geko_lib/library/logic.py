@@ -20,6 +20,7 @@ import yaml
 from .. import files
 from . import codec
 from .codec import Solutions
+from ..errors import GekoError
 from ..gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
                    scale_type_for)
 
@@ -36,7 +37,7 @@ DICT_KEYS = ("MinimumRequiredVersion", "ScheduleName", "ArchitectureName", "Devi
 DICT_REQUIRED = ("ArchitectureName", "ProblemType", "Solutions", "LibraryType")
 
 
-class LibraryError(ValueError):
+class LibraryError(GekoError, ValueError):
     pass
 
 

@@ -12,6 +12,7 @@ from typing import Callable, Protocol, Sequence
 
 import pandas as pd
 
+from ..errors import GekoError
 from ..gemm import GEMM_FIELDS, GemmProblem
 
 # columns of every bench / search / verify table (docs/FORMATS.md, "results table")
@@ -21,7 +22,7 @@ VERIFY_COLUMNS = (*GEMM_FIELDS, "solution_index", "solution_name", "kernel", "er
                   "measured", "device")
 
 
-class PlatformError(RuntimeError):
+class PlatformError(GekoError, RuntimeError):
     """A platform could not do what was asked (missing tool, failed run, unknown solution)."""
 
 

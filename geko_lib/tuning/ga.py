@@ -50,6 +50,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .. import files
+from ..errors import GekoError
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ CHECKPOINT_VERSION = 1
 ENUMERATE_LIMIT = 1 << 18  # spaces up to this size are enumerated when sampling runs dry
 
 
-class GAError(ValueError):
+class GAError(GekoError, ValueError):
     """A search space, configuration, evaluation or checkpoint the tuner cannot use."""
 
 

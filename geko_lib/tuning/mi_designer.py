@@ -37,6 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import GekoError
 from ..gemm import BY_NAME, GemmType
 
 MT_DIM_MAX = 512  # largest MT0 / MT1 enumerated (the newest original allows 1024)
@@ -105,7 +106,7 @@ _FP8_CODES = {"F8", "B8"}  # OCP
 _FP8N_CODES = {"F8N", "B8N"}  # FNUZ (gfx942)
 
 
-class UnsupportedError(ValueError):
+class UnsupportedError(GekoError, ValueError):
     """An architecture or data type the tuning-config generator does not handle."""
 
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
 from . import ga
@@ -121,7 +122,7 @@ def progress_logger(name: str, total: int | None = None):
 FAILCOUNT = ".failcount"
 
 
-class TuningAborted(RuntimeError):
+class TuningAborted(GekoError, RuntimeError):
     """Too many tuning jobs failed in a row: the campaign stops starting new ones."""
 
 

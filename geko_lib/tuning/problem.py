@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files
+from ..errors import GekoError
 from ..gemm import GemmError, GemmType
 
 
-class TuningConfigError(ValueError):
+class TuningConfigError(GekoError, ValueError):
     pass
 
 

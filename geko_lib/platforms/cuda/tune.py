@@ -24,6 +24,7 @@ import yaml
 
 from ... import files
 from ... import library as liblogic
+from ...errors import GekoError
 from ...gemm import GemmProblem, GemmType
 from ...tuning import configure as tuning_configure
 from ...tuning import ga
@@ -77,7 +78,7 @@ OPTIONS = ("n_gen", "population", "seed", "max_sizes_per_config", "decode_max_to
 IGNORED_OPTIONS = ("backend", "arch")  # the workflow passes them for every platform
 
 
-class TuningFileError(ValueError):
+class TuningFileError(GekoError, ValueError):
     """A Triton tuning YAML that cannot be used (file and key named)."""
 
 
