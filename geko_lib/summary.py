@@ -18,7 +18,12 @@ import logging
 
 import pandas as pd
 
+from .errors import GekoError
 from .gemm import GEMM_FIELDS, normalize_compute_type
+
+
+class SummaryError(GekoError, ValueError):
+    """Bad keep threshold or baseline timings for the summary."""
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +51,18 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
               keep_thr: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, gemms) tables; ``baseline`` (one timing per GEMM) is required when keep_thr > 0."""
     if keep_thr < 0:
-        raise ValueError(f"keep_thr must be >= 0 (a percent), got {keep_thr}")
+        raise SummaryError(f"keep_thr must be >= 0 (a percent), got {keep_thr}")
     identity = gemm_identity(workload)
     if keep_thr == 0 and baseline is None:
         return identity, identity[list(GEMM_FIELDS)].copy()
     if baseline is None:
-        raise ValueError("keep_thr > 0 needs baseline timings")
+        raise SummaryError("keep_thr > 0 needs baseline timings")
     timings = normalized(baseline).drop_duplicates(subset=list(GEMM_FIELDS))
     summary = identity.merge(timings.drop(columns=["call_count"], errors="ignore"),
                              on=list(GEMM_FIELDS), how="left", validate="one_to_one")
     missing = summary["us"].isna()
     if missing.any():
-        raise ValueError(f"baseline has no timing for {int(missing.sum())} GEMM(s), e.g. "
+        raise SummaryError(f"baseline has no timing for {int(missing.sum())} GEMM(s), e.g. "
                          f"{summary.loc[missing, list(GEMM_FIELDS)].iloc[0].to_dict()}")
     summary[TOTAL] = summary["call_count"] * summary["us"]
     grand_total = summary[TOTAL].sum()
@@ -81,7 +86,7 @@ def part_of(name: str) -> tuple[int, int]:
     _, index, _, count = name.split("_")
     index, count = int(index), int(count)
     if not 0 <= index < count:
-        raise ValueError(f"baseline part {name!r}: index must be in 0..{count - 1}")
+        raise SummaryError(f"baseline part {name!r}: index must be in 0..{count - 1}")
     return index, count
 
 
@@ -91,7 +96,7 @@ def merge_parts(parts: list[pd.DataFrame], n_gemms: int) -> pd.DataFrame:
     for index, part in enumerate(parts):
         expected = len(range(index, n_gemms, count))
         if len(part) != expected:
-            raise ValueError(f"baseline part {index} of {count} has {len(part)} rows, "
+            raise SummaryError(f"baseline part {index} of {count} has {len(part)} rows, "
                              f"expected {expected}")
     placed = [part.assign(_position=list(range(index, n_gemms, count)))
               for index, part in enumerate(parts)]

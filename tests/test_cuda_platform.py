@@ -127,9 +127,7 @@ def test_solution_index_is_stable_and_positive():
 
 def test_h200_profile_dry_run_validates(tmp_path):
     """The profile and its config pass the schema and plan a full campaign."""
-    workload = ROOT.parent / "shared" / "workloads" / "llama3_8b_serving.yaml"
-    if not workload.is_file():
-        workload = ROOT / "config" / "workloads" / "llama3_8b_serving.yaml"
+    workload = ROOT / "config" / "workloads" / "llama3_8b_serving.yaml"
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "--profile", str(ROOT / "profiles" / "h200"),
          "--snakefile", str(ROOT / "workflow" / "Snakefile"), "final_libs", "-n",

@@ -288,6 +288,14 @@ def _check_token(value: str, what: str) -> str:
     return value
 
 
+def require_exportable(capabilities, platform_name: str) -> None:
+    """Both export formats name hipBLASLt kernels: refused on a platform that has none."""
+    if not capabilities.exports:
+        raise ExportError(f"platform {platform_name} has no valid hipBLASLt tuning override or "
+                          "TunableOp export (their entries name hipBLASLt solutions); ship "
+                          "final_libs instead")
+
+
 def write_tuning_override(winners: pd.DataFrame, path, *, version: str | None = None,
                           arch: str | None = None) -> Path:
     """Write ``winners`` as a hipBLASLt tuning override file (module docstring, section 1).

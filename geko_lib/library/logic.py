@@ -345,8 +345,6 @@ def load_dir(directory):
     """Every ``*.yaml`` library in a directory, by file name (a LibraryCollection)."""
     from .collection import LibraryCollection
 
-    if not Path(directory).is_dir():
-        raise LibraryError(f"{directory}: no such library directory")
     return LibraryCollection((p.name, load(p)) for p in sorted(Path(directory).glob("*.yaml")))
 
 

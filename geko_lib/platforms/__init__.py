@@ -7,6 +7,10 @@ common currency between phases; a solution's parameters inside it are platform-s
 
 from __future__ import annotations
 
+import importlib
+import logging
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -68,48 +72,72 @@ class Platform(Protocol):
         """Run one tuning YAML; returns build_dir/3_LibraryLogic."""
 
 
+# name -> (module under geko_lib.platforms, class): imported only when a campaign asks for it,
+# so one platform's dependencies (torch, a hipBLASLt checkout) never burden another
+REGISTRY = {"sim": ("sim", "SimPlatform"), "rocm": ("rocm.platform", "RocmPlatform"),
+            "cuda": ("cuda", "CudaPlatform")}
+
+# the integration files an application loads without rebuilding a library (rule exports)
+EXPORT_FORMATS = ("hipblaslt_override", "tunableop")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a platform can do, asked by rules and scripts instead of testing its name."""
+
+    measured: bool  # False where timings are predictions (sim)
+    note: str  # what every artifact made with the platform says about itself ("" if none)
+    epilogues: bool  # tuned libraries get bias/activation epilogue variants
+    exports: tuple[str, ...]  # the EXPORT_FORMATS whose files are valid for this platform
+    integrate: bool  # final_libs can be merged into a vendor checkout (rule integrate)
+    ceilings: dict | None  # roofline ceilings (see ceilings()), None where unknown
+
+
+def platform_class(name: str):
+    """The class registered under ``name``, imported on first use."""
+    try:
+        module, cls = REGISTRY[name]
+    except KeyError:
+        raise PlatformError(f"unknown platform {name!r} (choose {', '.join(REGISTRY)})") from None
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+
 def get(config: dict) -> Platform:
     """The platform named by ``config["platform"]``, set up from the rest of the config."""
-    name = config.get("platform", "sim")
-    if name == "sim":
-        from .sim import SimPlatform
+    return platform_class(config.get("platform", "sim")).from_config(config)
 
-        return SimPlatform.from_config(config)
-    if name == "rocm":
-        from .rocm.platform import RocmPlatform
 
-        return RocmPlatform.from_config(config)
-    if name == "cuda":
-        from .cuda import CudaPlatform
-
-        return CudaPlatform.from_config(config)
-    raise PlatformError(f"unknown platform {name!r} (choose sim, rocm or cuda)")
+def capabilities(config: dict) -> Capabilities:
+    """The capabilities of the campaign's platform (no device or checkout is touched)."""
+    return platform_class(config.get("platform", "sim")).capabilities(config)
 
 
 def ceilings(config: dict) -> dict | None:
     """The hardware ceilings a roofline needs, where the platform knows them: dense matrix peak
     in TFLOP/s per input class ("16" for bf16/f16, "8" for fp8, "32", "64", "tf32", "i8", "4")
     and memory bandwidth in TB/s, with where they come from."""
-    name = config.get("platform", "sim")
-    if name in ("sim", "rocm"):
-        from .sim import ARCH_ALIASES, arch_by_name
+    return capabilities(config).ceilings
 
-        arch_name = config.get("arch", "gfx950")
-        if name == "rocm" and ARCH_ALIASES.get(arch_name, arch_name) not in ("gfx942", "gfx950"):
-            return None  # no datasheet figures for other AMD GPUs here
-        arch = arch_by_name(arch_name)
-        source = "datasheet figures in the sim model" if name == "sim" else \
-            "AMD datasheet figures (the sim model's table), not measured on this GPU"
-        return {"arch": arch.name, "peak_tflops": dict(arch.peak_tflops),
-                "hbm_tbps": arch.hbm_tbps, "source": source}
-    if name == "cuda":
-        measured = (config.get("cuda") or {}).get("ceilings") or {}
-        return {"arch": config.get("arch", "h200"),
-                "peak_tflops": {"16": float(measured.get("bf16_tflops", 802.0))},
-                "hbm_tbps": float(measured.get("copy_tbps", 4.21)),
-                "source": measured.get("source", "measured on an H200 (bf16 8192^3 matmul, "
-                                       "1 GiB device copy), config cuda.ceilings")}
-    return None
+
+def resolve(hipblaslt_path=None, platform: str | None = None, **config) -> Platform:
+    """The platform an API call runs on, as the original's functions are called:
+    ``hipblaslt_path`` (their first argument) selects rocm on that checkout, ``platform=``
+    names one ("sim", "rocm", "cuda"); with neither the call runs on the sim platform and says
+    so. Other keywords are config keys (``arch``, ``devices`` ...)."""
+    if platform is None:
+        platform = "rocm" if hipblaslt_path is not None else "sim"
+    if platform == "rocm" and hipblaslt_path is not None:
+        from .rocm.install import ENV_VAR
+        from .rocm.platform import RocmPlatform
+
+        # the argument wins over the environment variable, as the call names its checkout
+        environ = dict(os.environ, **{ENV_VAR: str(hipblaslt_path)})
+        return RocmPlatform.from_config(dict(config, platform="rocm"), environ=environ)
+    if platform == "sim" and hipblaslt_path is None:
+        logging.getLogger("geko").warning(
+            "no hipblaslt_path or platform= given: running on the sim platform (an analytic "
+            "GPU model; its times are predictions)")
+    return get(dict(config, platform=platform))
 
 
 def peak_class(gemm_type) -> str:
@@ -124,8 +152,9 @@ def peak_class(gemm_type) -> str:
 
 def describe(platform: Platform, config: dict) -> dict:
     """What metrics and reports record about where numbers came from."""
-    return {"name": platform.name, "arch": config.get("arch"), "measured": platform.measured,
-            "note": platform.note}
+    caps = capabilities(config)
+    return {"name": platform.name, "arch": config.get("arch"), "measured": caps.measured,
+            "note": caps.note}
 
 
 def results_frame(rows: list[dict], columns=RESULT_COLUMNS) -> pd.DataFrame:

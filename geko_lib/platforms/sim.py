@@ -40,7 +40,9 @@ from ..tuning import configure as tuning_configure
 from ..tuning import ga
 from ..tuning import optimize as tune
 from ..tuning.problem import TuningConfig
-from . import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, peak_class, results_frame
+from . import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
+               peak_class, results_frame)
+from .archs import ARCH_ALIASES, ARCHS, SimArch, arch_by_name  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -49,46 +51,6 @@ MODEL_NOTE = ("sim platform: analytic GPU model; times are model predictions, no
 
 # --------------------------------------------------------------------------------------------
 # architectures
-
-
-@dataclass(frozen=True)
-class SimArch:
-    name: str
-    schedule_name: str
-    device_names: tuple[str, ...]
-    cus: int  # compute units / streaming multiprocessors
-    clock_ghz: float
-    peak_tflops: dict  # dense matrix peak by input class (platforms.peak_class)
-    hbm_tbps: float
-    llc_mb: float  # last-level cache (Infinity Cache / L2)
-    launch_us: float
-    efficiency: float  # best fraction of peak a real kernel reaches
-
-
-ARCHS = {
-    # AMD Instinct MI300X
-    "gfx942": SimArch("gfx942", "aquavanjaram", ("Device 0049", "Device 0050"), 304, 2.1,
-                      {"16": 1307.4, "8": 2614.9, "tf32": 653.7, "32": 163.4, "64": 163.4,
-                       "i8": 2614.9, "4": 2614.9}, 5.3, 256, 4.0, 0.80),
-    # AMD Instinct MI355X
-    "gfx950": SimArch("gfx950", "gfx950", ("Device 75a0",), 256, 2.4,
-                      {"16": 2516.6, "8": 5033.2, "tf32": 1258.3, "32": 157.3, "64": 78.6,
-                       "i8": 5033.2, "4": 10066.3}, 8.0, 256, 4.0, 0.80),
-    # NVIDIA H200 SXM
-    "h200": SimArch("h200", "h200", ("NVIDIA H200",), 132, 1.98,
-                    {"16": 989.4, "8": 1978.9, "tf32": 494.7, "32": 66.9, "64": 66.9,
-                     "i8": 1978.9, "4": 1978.9}, 4.8, 50, 3.0, 0.81),
-}
-ARCH_ALIASES = {"gfx950_128cu": "gfx950", "gfx942_80cu": "gfx942", "gfx942_38cu": "gfx942",
-                "gfx942_20cu": "gfx942", "gfx942_228cu": "gfx942"}
-
-
-def arch_by_name(name: str) -> SimArch:
-    try:
-        return ARCHS[ARCH_ALIASES.get(name, name)]
-    except KeyError:
-        raise PlatformError(f"sim platform has no model of arch {name!r} "
-                            f"(known: {', '.join(ARCHS)})") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,6 +357,15 @@ class SimPlatform:
     library_version = "sim-model-1"  # changes when the model's catalogue or formulas change
 
     @classmethod
+    def capabilities(cls, config: dict) -> Capabilities:
+        from .archs import datasheet_ceilings
+
+        return Capabilities(measured=False, note=MODEL_NOTE, epilogues=True,
+                            exports=EXPORT_FORMATS, integrate=False,
+                            ceilings=dict(datasheet_ceilings(config.get("arch", "gfx950")),
+                                          source="datasheet figures in the sim model"))
+
+    @classmethod
     def from_config(cls, config: dict) -> "SimPlatform":
         sim = config.get("sim") or {}
         return cls(arch=arch_by_name(config.get("arch", "gfx950")), seed=int(sim.get("seed", 0)),
@@ -580,11 +551,7 @@ class SimPlatform:
         return pd.DataFrame(rows)
 
     def configure(self, gemm_config, out_dir, arch, options):
-        gemm_type, sizes = gemm_config
-        options = dict(options or {})
-        backend = options.pop("backend", "ductile")
-        return tuning_configure.configure(gemm_type, sizes, arch, backend, options or None,
-                                          out_dir=out_dir)
+        return tuning_configure.configure_for(gemm_config, out_dir, arch, options)
 
     def optimize(self, tuning_yaml, build_dir, device) -> Path:
         """Evaluate the YAML's kernels with the model (all of them for the Tensile backend, the

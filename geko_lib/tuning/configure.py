@@ -27,11 +27,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import GekoError
 from ..files import write_text
 from ..gemm import BY_NAME, GemmError, GemmProblem, GemmType
 from . import mi_designer as md
 from . import params as pm
 from . import yaml_writer as yw
+
+
+class ConfigureError(GekoError, ValueError):
+    """An unsupported arch, backend, option, size or data type for tuning configs."""
 
 log = logging.getLogger(__name__)
 
@@ -127,18 +132,18 @@ def _bool(name, value) -> bool:
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"option {name} must be a boolean, got {value!r}")
+    raise ConfigureError(f"option {name} must be a boolean, got {value!r}")
 
 
 def _int(name, value, choices=None) -> int:
     if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(f"option {name} must be an integer, got {value!r}")
+        raise ConfigureError(f"option {name} must be an integer, got {value!r}")
     try:
         out = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"option {name} must be an integer, got {value!r}") from None
+        raise ConfigureError(f"option {name} must be an integer, got {value!r}") from None
     if choices is not None and out not in choices:
-        raise ValueError(f"option {name} must be one of {sorted(choices)}, got {value!r}")
+        raise ConfigureError(f"option {name} must be one of {sorted(choices)}, got {value!r}")
     return out
 
 
@@ -169,18 +174,18 @@ def resolve_settings(arch: str, backend: str, options: dict | None = None) -> Se
     spec = arch_spec(arch)
     backend_key = str(backend).strip().lower()
     if backend_key not in BACKENDS:
-        raise ValueError(f"backend must be 'ductile' or 'tensile', got {backend!r}")
+        raise ConfigureError(f"backend must be 'ductile' or 'tensile', got {backend!r}")
     given: dict[str, object] = {}
     for key, value in (options or {}).items():
         canon = _BY_LOWER.get(str(key).lower())
         if canon is None:
-            raise ValueError(f"unknown tuning-config option {key!r} "
+            raise ConfigureError(f"unknown tuning-config option {key!r} "
                              f"(known: {', '.join(OPTION_DEFAULTS)})")
         given[canon] = value
     space = given.get("search_space") or DEFAULT_SEARCH_SPACE[backend_key]
     space = str(space).strip().lower()
     if space not in ("heuristic", "generic"):
-        raise ValueError(f"search_space must be 'heuristic' or 'generic', got {space!r}"
+        raise ConfigureError(f"search_space must be 'heuristic' or 'generic', got {space!r}"
                          + (" (subtile is not supported)" if space == "subtile" else ""))
     if space == "generic" and backend_key == "tensile":
         log.warning("generic search space with the Tensile backend: the exhaustive search "
@@ -194,20 +199,20 @@ def resolve_settings(arch: str, backend: str, options: dict | None = None) -> Se
     mt_du = o["MT_DU"]
     if mt_du is not None:
         if not isinstance(mt_du, (list, tuple)) or len(mt_du) != 3:
-            raise ValueError(f"MT_DU must be [MT0, MT1, DU], got {mt_du!r}")
+            raise ConfigureError(f"MT_DU must be [MT0, MT1, DU], got {mt_du!r}")
         mt_du = tuple(_int("MT_DU", v) for v in mt_du)
     mfma = o["MFMA"]
     if mfma is not None:
         mfma = tuple(tuple(_int("MFMA", v) for v in m) for m in mfma)
     cap = _int("MAX_NUM_KERNELS_PER_CONFIG", o["MAX_NUM_KERNELS_PER_CONFIG"])
     if cap < 1:
-        raise ValueError("MAX_NUM_KERNELS_PER_CONFIG must be positive")
+        raise ConfigureError("MAX_NUM_KERNELS_PER_CONFIG must be positive")
     if space == "generic":
         cap = sys.maxsize  # the cap applies to the heuristic search space only
     cus, xcc = _int("CUs", o["CUs"]), _int("XCC", o["XCC"])
     wgm_unit = _int("WGMUnit", o["WGMUnit"])
     if min(cus, xcc, wgm_unit) < 1:
-        raise ValueError("CUs, XCC and WGMUnit must be positive")
+        raise ConfigureError("CUs, XCC and WGMUnit must be positive")
     return Settings(
         arch=spec, backend=backend_key, search_space=space,
         stream_k=_bool("StreamK", o["StreamK"]), cms=_bool("CMS", o["CMS"]),
@@ -396,17 +401,18 @@ def merge(cluster_plans: list[SizePlan], cap: int) -> list[tuple[list, pm.ParamS
 # entry points
 
 
-def _sizes(gemm_type: GemmType, sizes) -> list[tuple[int, int, int, int]]:
+def tuning_sizes(gemm_type: GemmType, sizes) -> list[tuple[int, int, int, int]]:
+    """Sizes ``[M, N, B, K]`` checked to be positive integers, duplicates dropped, order kept."""
     out: list[tuple[int, int, int, int]] = []
     for s in sizes:
         if isinstance(s, (str, bytes)) or not hasattr(s, "__len__") or len(s) != 4:
-            raise ValueError(f"a size must be [M, N, B, K], got {s!r}")
+            raise ConfigureError(f"a size must be [M, N, B, K], got {s!r}")
         m, n, b, k = (x.item() if hasattr(x, "item") else x for x in s)
         size = GemmProblem(gemm_type, m, n, b, k).size  # validates positive integers
         if size not in out:
             out.append(size)
     if not out:
-        raise ValueError("no sizes given")
+        raise ConfigureError("no sizes given")
     return out
 
 
@@ -428,7 +434,7 @@ def configure(gemm_type: GemmType, sizes, arch: str, backend: str = "ductile",
     out_dir = Path(out_dir)
     settings = resolve_settings(arch, backend, options)
     family = md.mi_family(gemm_type, settings.arch.family)
-    sizes = _sizes(gemm_type, sizes)
+    sizes = tuning_sizes(gemm_type, sizes)
     cbytes = md.compute_bytes(gemm_type)
     mis = md.enumerate_mis(family, settings.arch.family, settings.mfma, cbytes)
     name = gemm_type.name
@@ -504,8 +510,22 @@ def configs_from_gemms(gemms_df) -> list[tuple[GemmType, list[tuple[int, int, in
         try:
             problem = GemmProblem.from_row(row)
         except GemmError as err:
-            raise ValueError(f"gemms table row {row}: {err}") from None
+            raise ConfigureError(f"gemms table row {row}: {err}") from None
         sizes = out.setdefault(problem.type, [])
         if problem.size not in sizes:
             sizes.append(problem.size)
     return list(out.items())
+
+
+def configure_for(gemm_config, out_dir, arch: str, options: dict | None = None) -> list[Path]:
+    """The Platform.configure of every platform that tunes with TensileLite YAMLs (rocm runs
+    them, the sim models them): ``gemm_config`` is (GemmType, sizes) or a GemmConfig;
+    ``options`` holds ``backend`` plus the generator's keys of ``configure``."""
+    if hasattr(gemm_config, "gemm_type"):
+        gemm_type, sizes = gemm_config.gemm_type, gemm_config.sizes
+    else:
+        gemm_type, sizes = gemm_config
+    options = dict(options or {})
+    backend = options.pop("backend", "ductile")
+    return configure(gemm_type, sizes, arch, backend, options or None, out_dir=out_dir)
+

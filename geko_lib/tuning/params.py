@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from ..errors import GekoError
 from ..gemm import BY_NAME, GemmType
 from .mi_designer import MT_MAX, MIEntry
 
@@ -480,7 +481,7 @@ def build_space(ctx: SizeContext, search_space: str, entries: list[MIEntry]) -> 
     try:
         profile = PROFILES[(ctx.arch_family, search_space)]
     except KeyError:
-        raise ValueError(f"no {search_space!r} parameter profile for {ctx.arch_family}") from None
+        raise GekoError(f"no {search_space!r} parameter profile for {ctx.arch_family}") from None
     sp = profile(ctx)
     sp.groups.insert(0, mi_group(entries, ctx.stream_k))
     if search_space == "heuristic":

@@ -3,11 +3,12 @@ import logging
 
 import pandas as pd
 
-from geko_lib import gemm, jobs
+from geko_lib import gemm, jobs, platforms
 from geko_lib.library import exports
 
 
 def main(smk):
+    exports.require_exportable(platforms.capabilities(smk.config), smk.config["platform"])
     settings, log = smk.config["exports"], logging.getLogger("geko")
     winners = exports.winners_from_results(jobs.read_table(smk.input[0]))
     arch = settings["gcn_arch_name"] or smk.config["arch"]

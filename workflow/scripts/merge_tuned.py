@@ -6,7 +6,7 @@ from geko_lib import files, jobs, library, platforms, provenance
 def main(smk):
     platform = platforms.get(smk.config)
     # a platform whose kernels have no epilogue variants (cuda) gets none added
-    epilogues = smk.config["epilogues"] and getattr(platform, "epilogues", True)
+    epilogues = smk.config["epilogues"] and platforms.capabilities(smk.config).epilogues
     merged = library.merge_solutions("optimizations", epilogues=epilogues,
                                      pattern="build_*/3_LibraryLogic/*.yaml")
     with files.staged_dir(smk.output[0]) as staging:

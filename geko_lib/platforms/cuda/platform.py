@@ -27,7 +27,7 @@ import pandas as pd
 
 from ... import library as liblogic
 from ...gemm import GemmProblem, GemmType
-from .. import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
+from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
 from . import timing
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,6 @@ class CudaPlatform:
     name = "cuda"
     measured = True
     note = ""
-    epilogues = False  # the kernels have no bias/activation variants: tuned libs get none
 
     def __init__(self, settings: SearchSettings, seed: int = 0, arch: str = "h200",
                  tune_options: dict | None = None):
@@ -74,6 +73,19 @@ class CudaPlatform:
         self.tune_options = dict(tune_options or {})
         self._descriptors: dict[GemmProblem, object] = {}
         self._workspaces: dict[int, object] = {}
+
+    @classmethod
+    def capabilities(cls, config: dict) -> Capabilities:
+        """No epilogue variants (the kernels have no bias/activation forms), no hipBLASLt or
+        TunableOp exports (their solution indices name hipBLASLt kernels), no integrate."""
+        measured = (config.get("cuda") or {}).get("ceilings") or {}
+        ceilings = {"arch": config.get("arch", "h200"),
+                    "peak_tflops": {"16": float(measured.get("bf16_tflops", 802.0))},
+                    "hbm_tbps": float(measured.get("copy_tbps", 4.21)),
+                    "source": measured.get("source", "measured on an H200 (bf16 8192^3 matmul, "
+                                           "1 GiB device copy), config cuda.ceilings")}
+        return Capabilities(measured=True, note="", epilogues=False, exports=(),
+                            integrate=False, ceilings=ceilings)
 
     @classmethod
     def from_config(cls, config: dict) -> "CudaPlatform":

@@ -184,8 +184,10 @@ def rebuild_instructions(hipblaslt_root: Path, rebuild: list[str]) -> str:
 
 
 def require_rocm(config: dict) -> None:
-    """Integration needs a hipBLASLt checkout: refused, by name, on any other platform."""
-    if config.get("platform", "sim") != "rocm":
+    """Integration needs a vendor checkout to merge into: refused on a platform without one."""
+    from .. import capabilities
+
+    if not capabilities(config).integrate:
         raise PlatformError(f"integrate merges tuned kernels into a hipBLASLt checkout, so it "
                             f"needs platform: rocm; this campaign runs platform: "
                             f"{config.get('platform', 'sim')}")

@@ -26,8 +26,10 @@ import pandas as pd
 from ... import library as liblogic
 from ...gemm import GemmProblem
 from ...library import operations
-from .. import RESULT_COLUMNS, VERIFY_COLUMNS, PlatformError, results_frame
-from ..sim import SimPlatform
+from ...tuning import configure as tuning_configure
+from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
+                results_frame)
+from ..archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
 from .install import UNKNOWN_HASH, RocmInstall, locate
 
@@ -96,6 +98,15 @@ class RocmPlatform:
     name = "rocm"
     measured = True
     note = ""
+
+    @classmethod
+    def capabilities(cls, config: dict) -> Capabilities:
+        arch = str(config.get("arch", "gfx950"))
+        known = ARCH_ALIASES.get(arch, arch) in ("gfx942", "gfx950")  # datasheets held here
+        ceilings = dict(datasheet_ceilings(arch), source="AMD datasheet figures, not measured "
+                        "on this GPU") if known else None
+        return Capabilities(measured=True, note="", epilogues=True, exports=EXPORT_FORMATS,
+                            integrate=True, ceilings=ceilings)
 
     @classmethod
     def from_config(cls, config: dict, environ=None) -> "RocmPlatform":
@@ -268,8 +279,9 @@ class RocmPlatform:
                         "us": row["us"], "gflops": row["gflops"]})
         return pd.DataFrame(out)
 
-    # TensileLite tuning YAMLs: the same files whatever runs them (the sim reads them too)
-    configure = SimPlatform.configure
+    def configure(self, gemm_config, out_dir, arch, options):
+        """TensileLite tuning YAMLs: the same files whatever runs them (the sim reads them too)."""
+        return tuning_configure.configure_for(gemm_config, out_dir, arch, options)
 
     def optimize(self, tuning_yaml, build_dir, device) -> Path:
         """One TensileLite run (tensilelite.py) on a prebuilt client; concurrent runs on one
