@@ -39,7 +39,7 @@ from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms import sim  # noqa: E402
 
 SNAKEFILE = ROOT / "workflow" / "Snakefile"
-WORKLOAD = ROOT.parent / "shared" / "workloads" / "llama3_8b_serving.yaml"
+WORKLOAD = ROOT / "config" / "workloads" / "llama3_8b_serving.yaml"
 # the cuda dense search per GEMM: a fixed screening budget plus a part growing with its runtime
 CUDA_SEARCH_SECONDS_PER_GEMM = 4.0
 CUDA_SEARCH_SECONDS_PER_MS = 0.35

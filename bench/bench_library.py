@@ -18,7 +18,7 @@ import yaml
 from geko_lib import library
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = ROOT.parent / "shared" / "fixtures" / "tensile_logic" / \
+DEFAULT = ROOT / "tests" / "fixtures" / "tensile_logic" / \
     "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml"
 
 

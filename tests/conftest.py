@@ -1,4 +1,3 @@
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +7,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = ROOT / "workflow" / "Snakefile"
-SHARED = Path(os.environ.get("GEKO_SHARED", ROOT.parent / "shared"))
+# real recorded tool outputs the tests check against, kept in the project (tests/fixtures/SOURCES)
+FIXTURES = ROOT / "tests" / "fixtures"
 WORKLOADS = ROOT / "config" / "workloads"
 
 

@@ -18,7 +18,7 @@ Layout (what geko_lib.platforms.rocm.install checks and what the platform runs):
     <root>/build/release/device-library/MatchTable.yaml   global index -> [logic file, local]
     <root>/build/release/device-library/<schedule>/Equality/*.yaml
                                                       the real logic files of
-                                                      ../shared/fixtures/tensile_logic/
+                                                      tests/fixtures/tensile_logic/
 
 The client build runs ``python -m invoke build-client ...`` in ``tensilelite/``: with
 INVOKE_PATH (tests/rocm_replay/python, holding an ``invoke`` stand-in) on PYTHONPATH, the fake's
@@ -38,10 +38,10 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 
 REPLAY_DIR = Path(__file__).resolve().parent / "rocm_replay"
-LOGIC_FIXTURES = SHARED / "fixtures" / "tensile_logic"
+LOGIC_FIXTURES = FIXTURES / "tensile_logic"
 FAKE_HASH = "0123456789abcdef0123456789abcdef01234567"
 FIRST_INDEX = 300000
 # replay script -> where a checkout keeps what it stands in for (the TensileLite launchers'

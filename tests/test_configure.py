@@ -14,10 +14,10 @@ from geko_lib.tuning import configure as cf
 from geko_lib.tuning import mi_designer as md
 from geko_lib.tuning import params as pm
 
-from .conftest import SHARED
+from .conftest import FIXTURES
 
 DATA = Path(__file__).parent / "data" / "tuning"
-FIXTURE = SHARED / "fixtures" / "geko_test_data" / "config.yaml"
+FIXTURE = FIXTURES / "geko_test_data" / "config.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
@@ -965,7 +965,7 @@ def test_configs_from_gemms():
 @pytest.fixture(scope="module")
 def fixture_config():
     if not FIXTURE.exists():
-        pytest.skip("shared fixtures not available")
+        pytest.skip("tests/fixtures/geko_test_data absent")
     return yaml.safe_load(FIXTURE.read_text())
 
 

@@ -13,13 +13,13 @@ from geko_lib.library.exports import (IDENTITY, ExportError, default_validators,
                                       read_tunableop, read_tuning_override, tunableop_style,
                                       write_tunableop, write_tuning_override)
 
-from .conftest import SHARED
+from .conftest import FIXTURES
 
-FIXDIR = SHARED / "fixtures" / "tuning_override"
+FIXDIR = FIXTURES / "tuning_override"
 OVERRIDE_FILES = sorted(FIXDIR.glob("*.txt")) if FIXDIR.is_dir() else []
 TUNABLEOP_FILES = sorted(FIXDIR.glob("*.csv")) if FIXDIR.is_dir() else []
 needs_fixtures = pytest.mark.skipif(not (OVERRIDE_FILES and TUNABLEOP_FILES),
-                                    reason="shared tuning_override fixtures absent")
+                                    reason="tests/fixtures/tuning_override absent")
 
 DTK = "hipblaslt_tuning_file_dtk_gfx938_i8_git_a6254b89.txt"
 PR131078 = "tunableop_pytorch_pr131078_gfx942_bf16_TN.csv"

@@ -13,9 +13,9 @@ import pytest
 from geko_lib import gemm
 from geko_lib.gemm import GemmError, GemmProblem, GemmType
 
-from .conftest import SHARED
+from .conftest import FIXTURES
 
-LOGIC_DIR = SHARED / "fixtures" / "tensile_logic"
+LOGIC_DIR = FIXTURES / "tensile_logic"
 
 
 def bf16(ta="T", tb="N"):
@@ -211,7 +211,7 @@ def test_tensile_problem_name_sgemm():
 
 def test_tensile_problem_names_of_fixtures():
     if not LOGIC_DIR.is_dir():
-        pytest.skip("shared fixtures absent")
+        pytest.skip("tests/fixtures absent")
     expected = {
         "aquavanjaram_Cijk_Alik_Bljk_BBS_BH_BiasSB_HAS_SAV_UserArgs.yaml": bf16("T", "N"),
         "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml": bf16("N", "N"),

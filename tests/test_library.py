@@ -12,11 +12,11 @@ from geko_lib import library
 from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.library import LibraryError, LibraryLogic
 
-from .conftest import SHARED
+from .conftest import FIXTURES
 
-LOGIC_DIR = SHARED / "fixtures" / "tensile_logic"
+LOGIC_DIR = FIXTURES / "tensile_logic"
 FIXTURES = sorted(LOGIC_DIR.glob("*.yaml")) if LOGIC_DIR.is_dir() else []
-needs_fixtures = pytest.mark.skipif(not FIXTURES, reason="shared fixtures absent")
+needs_fixtures = pytest.mark.skipif(not FIXTURES, reason="tests/fixtures absent")
 
 TN = "aquavanjaram_Cijk_Alik_Bljk_BBS_BH_BiasSB_HAS_SAV_UserArgs.yaml"
 NN = "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml"

@@ -8,10 +8,10 @@ import yaml
 from geko_lib import library
 from geko_lib.library import LibraryError, codec, operations
 
-from .conftest import SHARED
+from .conftest import FIXTURES
 
-LOGIC_DIR = SHARED / "fixtures" / "tensile_logic"
-needs_fixtures = pytest.mark.skipif(not LOGIC_DIR.is_dir(), reason="shared fixtures absent")
+LOGIC_DIR = FIXTURES / "tensile_logic"
+needs_fixtures = pytest.mark.skipif(not LOGIC_DIR.is_dir(), reason="tests/fixtures absent")
 
 PT_BBS_TN = {"DataType": 7, "DestDataType": 7, "ComputeDataType": 0, "TransposeA": True,
              "TransposeB": False, "HighPrecisionAccumulate": True, "UseBias": 0,

@@ -1,5 +1,5 @@
 """hipblaslt-bench side of the rocm platform: the rows, argv and environment geko gives it, and
-the parser of its output, checked against real recorded outputs (../shared/fixtures)."""
+the parser of its output, checked against real recorded outputs (tests/fixtures/hipblaslt_bench)."""
 
 import math
 
@@ -9,11 +9,11 @@ from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.platforms import PlatformError
 from geko_lib.platforms.rocm import BenchOutputError, parse_bench_output
 from geko_lib.platforms.rocm import bench as hb
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 
-BENCH_FIXTURES = SHARED / "fixtures" / "hipblaslt_bench"
+BENCH_FIXTURES = FIXTURES / "hipblaslt_bench"
 needs_fixtures = pytest.mark.skipif(not BENCH_FIXTURES.is_dir(),
-                                    reason="../shared/fixtures is not here")
+                                    reason="tests/fixtures is not here")
 
 BBS_NN = GemmType("N", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 PROBLEM = GemmProblem(BBS_NN, 3584, 2048, 1, 512)

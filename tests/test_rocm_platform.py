@@ -16,12 +16,12 @@ from geko_lib.platforms import PlatformError
 from geko_lib.platforms.rocm import install
 from geko_lib.platforms.rocm.platform import (RocmPlatform, client_revision, run_tool,
                                               tensile_libpath)
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES
 from tests.rocm_fake import (FAKE_HASH, FIRST_INDEX, INVOKE_PATH, build_fake_hipblaslt,
                              fixture_logic, write_git)
 
-pytestmark = pytest.mark.skipif(not (SHARED / "fixtures" / "tensile_logic").is_dir(),
-                                reason="../shared/fixtures is not here")
+pytestmark = pytest.mark.skipif(not (FIXTURES / "tensile_logic").is_dir(),
+                                reason="tests/fixtures is not here")
 
 BBS_NN = GemmType("N", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 PROBLEMS = [GemmProblem(BBS_NN, 16, 2048, 1, 15360), GemmProblem(BBS_NN, 512, 512, 1, 512)]

@@ -21,12 +21,12 @@ from geko_lib.platforms import PlatformError
 from geko_lib.platforms.rocm import library_build as lb
 from geko_lib.platforms.rocm import tensilelite as tl
 from geko_lib.tuning import optimize as tune
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, FIXTURES
 from tests.rocm_fake import TENSILE_TOOLS
 
 REPLAY = Path(__file__).resolve().parent / "rocm_replay"
 TUNING_YAML = Path(__file__).resolve().parent / "data" / "tuning" / "BBS_TN_128_gfx950_tensile.yaml"
-LOGIC_FIXTURES = SHARED / "fixtures" / "tensile_logic"
+LOGIC_FIXTURES = FIXTURES / "tensile_logic"
 PY = sys.executable
 
 

@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from geko_lib import library
-from tests.conftest import ROOT, SHARED, SNAKEFILE
+from tests.conftest import ROOT, FIXTURES, SNAKEFILE
 from tests.rocm_fake import FAKE_HASH, INVOKE_PATH, build_fake_hipblaslt, fixture_logic
 
-pytestmark = pytest.mark.skipif(not (SHARED / "fixtures" / "tensile_logic").is_dir(),
-                                reason="../shared/fixtures is not here")
+pytestmark = pytest.mark.skipif(not (FIXTURES / "tensile_logic").is_dir(),
+                                reason="tests/fixtures is not here")
 
 # bf16 NN and f16 TT: the GEMM types of the gfx950 logic fixtures (the fake's device library)
 MASK32_LOG = "".join(

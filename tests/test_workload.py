@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pickle
 import random
 import re
@@ -17,26 +16,26 @@ import yaml
 from geko_lib import gemm, workload
 from geko_lib.workload import WorkloadError
 
+from .conftest import FIXTURES
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "workloads"
 MALFORMED = DATA / "malformed"
-SHARED = Path(os.environ.get("GEKO_SHARED", REPO.parent / "shared"))
-LOGS = SHARED / "fixtures" / "hipblaslt_logs"
+SHARED = FIXTURES  # the recorded fixtures once read from ../shared, now in the project
+LOGS = SHARED / "hipblaslt_logs"
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared fixtures not found at {SHARED}")
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"fixtures not found at {SHARED}")
 
 
 def _shared_files(pattern_dirs: list[tuple[str, str]]) -> list[Path]:
-    if not SHARED.is_dir():
-        return []
     out = []
     for sub, pattern in pattern_dirs:
         out += sorted((SHARED / sub).glob(pattern))
     return out
 
 
-MASK64_SHARED = _shared_files([("workloads", "*.yaml"), ("fixtures/hipblaslt_logs", "*.yaml")])
-MASK32_SHARED = [p for p in _shared_files([("fixtures/hipblaslt_logs", "*.txt")])
+MASK64_SHARED = _shared_files([("workloads", "*.yaml"), ("hipblaslt_logs", "*.yaml")])
+MASK32_SHARED = [p for p in _shared_files([("hipblaslt_logs", "*.txt")])
                  if not p.name.startswith("loglevel4")]
 LOCAL_LOGS = sorted(p for p in DATA.glob("*.*") if not p.name.startswith("list_"))
 
@@ -185,7 +184,7 @@ def test_shared_loglevel4_trace_is_rejected():
 
 @needs_shared
 def test_shared_generator_config_list():
-    df = workload.read_list(SHARED / "fixtures" / "geko_test_data" / "config.yaml")
+    df = workload.read_list(SHARED / "geko_test_data" / "config.yaml")
     assert len(df) == 16  # 17 sizes, [16, 16, 1, 128] twice
     assert (df.transA == "N").all() and (df.a_type == "bf16_r").all() and (df.compute_type == "c_f32_r").all()
     assert tuple(df.iloc[0][["M", "N", "batch_count", "K"]]) == (1, 163840, 1, 128)
@@ -574,7 +573,7 @@ def test_shared_mask32_docs_entry_keeps_solution_and_ignores_algo_method():
 def test_shared_bench_output_command_lines_read_as_workloads(tmp_path):
     """The command lines printed above real hipblaslt-bench outputs (./hipblaslt-bench ...,
     ./clients/staging/hipblaslt-bench --precision ...) are workload lines too."""
-    bench = SHARED / "fixtures" / "hipblaslt_bench"
+    bench = SHARED / "hipblaslt_bench"
     first = (bench / "bench_docs_offline_tuning_winner_soulution_index.txt").read_text()
     readme = (bench / "bench_readme_2024_f32_verify_cpu_columns.txt").read_text()
     path = tmp_path / "commands.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Test-only stand-in for hipblaslt-bench (no AMD GPU here): ``hipblaslt_bench.py --yaml F
 --device N``, answering in the layout of the recorded real output
-(../shared/fixtures/hipblaslt_bench/bench_100200_gfx950_*.txt: version/device preamble,
+(tests/fixtures/hipblaslt_bench/bench_100200_gfx950_*.txt: version/device preamble,
 "Rotating buffer ..." and "Is supported ..." lines, ``[i]:`` CSV header, an indented value line,
 ``--Solution index/name``, ``--kernel name``; ``Winner:`` and a repeat of the fastest block when
 several solutions ran; verification columns ``CPU-Gflops,CPU-us,norm_error,atol,rtol`` after
