@@ -412,13 +412,21 @@ def _pct(value) -> str:
 
 
 def summary_lines(m: dict) -> list[str]:
-    """What the log says at the end, as the original prints it."""
+    """What the log says at the end: the original's two lines, each saying what it averages."""
     kept = m["uplift_kept"]
     if not kept.get("n"):
         return ["No kernels improve over the base library"]
-    lines = [f"Average GEMM uplift of {_pct(kept['mean'])}% (geomean {_pct(kept['geomean'])}%) "
-             f"for a total of {kept['n']} kept GEMMs"]
-    if m.get("e2e"):
-        lines.append(f"Weighted GEMM uplift of {_pct(m['e2e']['e2e_uplift_pct'])}% "
-                     f"(GEMM time saved across the workload)")
+    lines = [f"Average GEMM uplift of {_pct(kept['mean'])}% for a total of {kept['n']} GEMMs "
+             f"(arithmetic mean of the kept GEMMs' uplifts, each GEMM counted once whatever its "
+             f"time; geomean {_pct(kept['geomean'])}%)"]
+    e2e = m.get("e2e")
+    if e2e:
+        lines.append(f"Weighted GEMM uplift of {_pct(e2e['e2e_uplift_pct'])}% (share of the "
+                     f"workload's total GEMM time saved: each kept GEMM's saving weighted by its "
+                     f"share of GEMM time; the kept GEMMs are {_share(e2e.get('coverage_pct'))} "
+                     f"of that time)")
     return lines
+
+
+def _share(value) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"

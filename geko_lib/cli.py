@@ -4,98 +4,124 @@
     geko --bench --inline 1024 1024 1 1024 B B S N T
     geko --search --list sizes.yaml --platform sim -- --dry-run
     geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
+    geko --tune -a gfx950 --workload-log app.yaml -w run2 --until configure   (configure.py)
+    geko --tune -w run2 -d 0,1,2,3 --up_thr 1.03                             (optimize.py)
     geko status run1 [--json]                                   (where a campaign stands)
     geko coverage --library run1/final_libs --workload-log app.yaml [--timings CSV] [--json]
 
-Arguments are validated before anything is written; then a config file is written into the
-workdir and ``snakemake`` runs the target (``bench``, ``search`` or ``final_libs``) there, showing
-its own progress. Anything after ``--`` goes to snakemake unchanged.
+Every flag sets one config key (``FLAGS``), so ``snakemake --profile ...`` takes the same
+settings; every default comes from the config schema (``workflow/schemas/config.schema.yaml``),
+including the per-mode ``keep_thr`` and the per-platform ``arch``. Arguments are validated against
+the schema before anything is written; then the whole config is written into the workdir
+(``geko_config.yaml``) and ``snakemake`` runs the target (``bench``, ``final_libs``) with the
+workdir as its current directory, so its own log lands in ``<workdir>/.snakemake/log/``.
+Without a workload source, ``--workdir`` names a campaign to continue: its ``geko_config.yaml``
+is read back and the flags given override it (the second step of the configure/optimize flow).
+Anything after ``--`` goes to snakemake unchanged (paths there are relative to the workdir).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime as dt
+import functools
 import json
 import logging
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
-from . import files, workload
-from .analysis import summary_lines
+from . import files, terminal, workload
 from .errors import GekoError
 from .gemm import GemmError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO_ROOT / "workflow" / "Snakefile"
+SCHEMA = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
+CONFIG_NAME = "geko_config.yaml"
+HIPBLASLT_ENV = "GEKO_HIPBLASLT_PATH"
+MODES = ("search", "tune", "bench")
+LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
 
 log = logging.getLogger("geko")
 
 
 class UsageError(GekoError):
-    pass
+    """A command line geko refuses before anything runs."""
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="geko", description="Find faster GEMM kernels for the shapes an application runs.",
-        epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run). Other "
-               "commands: `geko status WORKDIR` (where a campaign stands), `geko coverage "
-               "--library DIR --workload LOG` (which logged GEMMs a library serves); "
-               "`geko status -h` for their options.")
-    mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--search", action="store_true",
-                      help="dense search of the library's existing kernels (minutes)")
-    mode.add_argument("--bench", action="store_true", help="benchmark the workload only")
-    mode.add_argument("--tune", action="store_true",
-                      help="generate new kernels with a genetic algorithm (hours)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--workload-log", metavar="PATH",
-                     help="hipBLASLt HIPBLASLT_LOG_MASK=64 log (.yaml or .csv) or MASK=32 lines")
-    src.add_argument("--list", metavar="PATH", help="size-list generator YAML")
-    src.add_argument("--inline", nargs=9, metavar="X",
-                     help="M N batch K DataType DestDataType ComputeDataType transA transB, "
-                          "e.g. 1024 1024 1 1024 B B S N T")
-    p.add_argument("-d", "--devices", default="0",
-                   help="comma-separated device ids, e.g. 0,1,2,3 (default 0)")
-    p.add_argument("--workdir", help="campaign directory (default geko_<timestamp>)")
-    p.add_argument("--keep_thr", type=float,
-                   help="percent of GEMM time a GEMM needs to be tuned (default 0.1 for "
-                        "--search, 0 for --bench and --tune)")
-    p.add_argument("--up_thr", type=float, default=1.03,
-                   help="minimum speed-up ratio to keep a kernel (default 1.03)")
-    p.add_argument("--err_thr", type=float, default=0.03,
-                   help="maximum verified relative error of a kept kernel (default 0.03)")
-    p.add_argument("--duration", type=float, default=0.5,
-                   help="seconds per phase for --bench measurements (default 0.5)")
-    p.add_argument("--benchmark-duration", type=float, default=1.0,
-                   help="seconds per phase for the reference vs tuned comparison (default 1.0)")
-    p.add_argument("--platform", choices=("sim", "rocm", "cuda"), default="sim",
-                   help="hardware platform (default sim: an analytic model, no GPU)")
-    p.add_argument("--hipblaslt", metavar="PATH",
-                   help="built hipBLASLt checkout for --platform rocm (wins over "
-                        "GEKO_HIPBLASLT_PATH and the config's rocm.hipblaslt_path)")
-    p.add_argument("--arch", help="target architecture: gfx950, gfx942 (+ CU variants), h200 "
-                                   "(required for --tune; default gfx950 otherwise)")
-    p.add_argument("--backend", choices=("ductile", "tensile"), default="ductile",
-                   help="tuning backend for --tune: ductile (genetic algorithm, default) or "
-                        "tensile (exhaustive)")
-    p.add_argument("-n", "--n_slots", type=int, default=4,
-                   help="tuning jobs per device for --tune (default 4)")
-    p.add_argument("--lock-dir", metavar="DIR",
-                   help="directory of the per-(device, slot) lock files (default: a host-wide "
-                        "temp dir, shared by every geko run of this user)")
-    p.add_argument("--cores", type=int, default=max(os.cpu_count() or 1, 1),
-                   help="CPU cores snakemake may use")
-    p.add_argument("--no-verify", action="store_true", help="skip the numerical check")
-    p.add_argument("-v", "--verbose", type=int, choices=(0, 1, 2), default=1,
-                   help="0 warnings, 1 info, 2 debug")
-    return p
+# --- the config schema: the one place defaults live -----------------------------------------
 
+@functools.cache
+def schema() -> dict:
+    return yaml.safe_load(SCHEMA.read_text())
+
+
+def schema_entry(key: str) -> dict:
+    """The schema of config key ``key`` (``rocm.bench_freq``: key bench_freq of section rocm)."""
+    entry = schema()
+    for part in key.split("."):
+        entry = entry["properties"][part]
+    return entry
+
+
+def default(key: str, mode: str | None = None, platform: str | None = None):
+    """The schema default of ``key``; ``geko_default_by_mode`` / ``geko_default_by_platform``
+    annotations in the schema give the original's per-mode / per-platform defaults."""
+    entry = schema_entry(key)
+    by_mode = entry.get("geko_default_by_mode", {})
+    by_platform = entry.get("geko_default_by_platform", {})
+    if mode in by_mode:
+        return by_mode[mode]
+    if platform in by_platform:
+        return by_platform[platform]
+    return entry.get("default")
+
+
+def schema_defaults(properties: dict | None = None) -> dict:
+    """Every key's default, sections (objects with properties) filled key by key."""
+    out = {}
+    for key, entry in (properties or schema()["properties"]).items():
+        if "properties" in entry and entry.get("type") == "object":
+            out[key] = schema_defaults(entry["properties"])
+        elif "default" in entry:
+            out[key] = copy.deepcopy(entry["default"])
+    return out
+
+
+def set_key(config: dict, key: str, value) -> None:
+    *sections, name = key.split(".")
+    for section in sections:
+        config = config.setdefault(section, {})
+    config[name] = value
+
+
+def get_key(config: dict, key: str, missing=None):
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return missing
+        config = config[part]
+    return config
+
+
+def merged(base: dict, override: dict) -> dict:
+    """``base`` with ``override``'s keys set, sections merged key by key (as snakemake does)."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+# --- flags: each sets one config key ---------------------------------------------------------
 
 def parse_devices(text: str) -> list[int]:
     try:
@@ -107,60 +133,291 @@ def parse_devices(text: str) -> list[int]:
     return devices
 
 
-def build_config(args) -> tuple[dict, str]:
-    """(workflow config, target) from validated arguments."""
-    if args.tune and not args.arch:
-        raise UsageError("--tune needs --arch (the tuning YAMLs are written for one architecture)")
-    if args.n_slots < 1:
-        raise UsageError(f"--n_slots: must be >= 1, got {args.n_slots}")
-    keep_thr = args.keep_thr if args.keep_thr is not None else (0.1 if args.search else 0.0)
-    for flag, value in (("--keep_thr", keep_thr), ("--up_thr", args.up_thr),
-                        ("--err_thr", args.err_thr), ("--duration", args.duration),
-                        ("--benchmark-duration", args.benchmark_duration)):
-        if value < 0 or (flag != "--keep_thr" and value == 0):
-            raise UsageError(f"{flag}: must be {'>= 0' if flag == '--keep_thr' else '> 0'}, "
-                             f"got {value}")
-    if keep_thr > 100:
-        raise UsageError(f"--keep_thr is a percent (0-100), got {keep_thr}")
-    config = {
-        "platform": args.platform,
-        "arch": args.arch or ("h200" if args.platform == "cuda" else "gfx950"),
-        "devices": parse_devices(args.devices), "mode": "tune" if args.tune else "search",
-        "backend": args.backend, "n_slots": args.n_slots,
-        "workload_log": "", "workload_list": "", "workload_inline": "",
-        "keep_thr": keep_thr, "up_thr": args.up_thr, "err_thr": args.err_thr,
-        "bench_duration": args.duration, "compare_duration": args.benchmark_duration,
-        "verify": not args.no_verify,
-    }
-    if args.lock_dir:
-        config["lock_dir"] = str(Path(args.lock_dir).resolve())
-    if args.hipblaslt:
-        if args.platform != "rocm":
-            raise UsageError("--hipblaslt is for --platform rocm")
-        config["rocm"] = {"hipblaslt_path": str(Path(args.hipblaslt).resolve())}
-        from .platforms import PlatformError
-        from .platforms.rocm.install import locate
+def absolute(text: str) -> str:
+    """A path flag as an absolute path: relative paths mean the current directory, as in the
+    original, not the workdir snakemake runs in."""
+    return str(Path(text).expanduser().resolve())
 
-        try:
-            locate(config, environ={})  # a missing or unbuilt checkout is refused up front
-        except PlatformError as exc:
-            raise UsageError(f"--hipblaslt: {exc}") from None
-    if args.inline:
-        workload.read_inline(args.inline)  # validates every token before anything is written
-        config["workload_inline"] = " ".join(args.inline)
+
+@dataclass(frozen=True)
+class Flag:
+    names: tuple[str, ...]
+    key: str  # the config key it sets
+    help: str  # "{default}" is replaced by the schema default
+    options: dict = field(default_factory=dict)  # argparse keywords
+    value: Callable = lambda v: v  # flag value -> config value
+
+
+FLAGS = (
+    Flag(("-d", "--devices", "--device"), "devices",
+         "comma-separated device ids, e.g. 0,1,2,3 (default {default}); with --until configure "
+         "the baseline device, as configure.py's --device", {"metavar": "LIST"}, parse_devices),
+    Flag(("--keep_thr",), "keep_thr",
+         "percent of total GEMM time a GEMM needs to be searched or tuned (default 0.1 for "
+         "--search, 0.0 for --bench and --tune; 0 keeps every GEMM without a baseline bench)",
+         {"type": float}),
+    Flag(("--up_thr",), "up_thr",
+         "minimum speed-up ratio to keep a kernel, e.g. 1.03 keeps >= 3%% uplift "
+         "(default {default})", {"type": float}),
+    Flag(("--err_thr",), "err_thr",
+         "maximum verified relative error of a kept kernel (default {default})", {"type": float}),
+    Flag(("--duration",), "search_duration",
+         "target dense-search benchmark seconds per GEMM for --search (default {default})",
+         {"type": float, "metavar": "SEC"}),
+    Flag(("--benchmark-duration",), "bench_duration",
+         "target seconds per cold and per timed phase of the baseline benchmark (--bench and "
+         "the baseline of the other modes; default {default})",
+         {"type": float, "metavar": "SEC"}),
+    Flag(("--compare-duration",), "compare_duration",
+         "seconds per phase of the reference vs tuned comparison (geko only; default {default})",
+         {"type": float, "metavar": "SEC"}),
+    Flag(("--bench-freq",), "rocm.bench_freq",
+         "set HIPBLASLT_BENCH_FREQ during hipblaslt-bench runs (clock-frequency columns; "
+         "rocm platform; default off)", {"action": "store_true"}),
+    Flag(("--no_retry",), "retry",
+         "do not retry failed search or optimization jobs (default: retry once)",
+         {"action": "store_true"}, lambda given: not given),
+    Flag(("--client_build_dir",), "rocm.client_dir",
+         "where tensilelite-client is built (rocm --tune; default <workdir>/tensilelite_client; "
+         "a relative path is relative to the current directory)", {"metavar": "DIR"}, absolute),
+    Flag(("--platform",), "platform",
+         "hardware platform (default {default}: an analytic model, no GPU; rocm when "
+         "--hipblaslt or " + HIPBLASLT_ENV + " is set)", {"choices": ("sim", "rocm", "cuda")}),
+    Flag(("--hipblaslt",), "rocm.hipblaslt_path",
+         "built hipBLASLt checkout; selects --platform rocm (wins over " + HIPBLASLT_ENV +
+         " and the config's rocm.hipblaslt_path)", {"metavar": "PATH"}, absolute),
+    Flag(("-a", "--arch", "--architecture"), "arch",
+         "target architecture (required for --tune unless the --list YAML has ARCH:; default "
+         "{default}, h200 on cuda)", {"metavar": "ARCH"}),
+    Flag(("-b", "--backend"), "backend",
+         "tuning backend for --tune: ductile (genetic algorithm) or tensile (exhaustive); "
+         "default {default}", {"choices": ("ductile", "tensile")}),
+    Flag(("-n", "--n_slots"), "n_slots",
+         "max concurrent tuning jobs per device for --tune (default {default})", {"type": int}),
+    Flag(("--lock-dir",), "lock_dir",
+         "directory of the per-(device, slot) lock files (default: a private per-user temp "
+         "dir shared by every geko run of this user)", {"metavar": "DIR"}, absolute),
+    Flag(("--no-verify",), "verify", "skip the numerical check of tuned kernels",
+         {"action": "store_true"}, lambda given: not given),
+    Flag(("-v", "--verbose"), "verbosity",
+         "logging of the command and of every job log: 0 WARNING, 1 INFO, 2 DEBUG "
+         "(default {default})", {"type": int, "choices": (0, 1, 2)}),
+)
+
+SOURCES = {"workload_log": "--workload-log", "list": "--list", "inline": "--inline"}
+SOURCE_KEYS = {"workload_log": "workload_log", "list": "workload_list",
+               "inline": "workload_inline"}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="geko", argument_default=argparse.SUPPRESS,
+        description="Find faster GEMM kernels for the shapes an application runs.",
+        epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run), run in the "
+               "workdir. Without a workload source, --workdir names a campaign to continue "
+               "(e.g. after --until configure). Other commands: `geko status WORKDIR`, `geko "
+               "coverage --library DIR --workload LOG`; `geko status -h` for their options.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--search", dest="mode", action="store_const", const="search",
+                      help="dense search of the library's existing kernels (minutes)")
+    mode.add_argument("--bench", dest="mode", action="store_const", const="bench",
+                      help="benchmark the workload only")
+    mode.add_argument("--tune", dest="mode", action="store_const", const="tune",
+                      help="generate new kernels with a genetic algorithm (hours)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--workload-log", metavar="PATH",
+                     help="hipBLASLt HIPBLASLT_LOG_MASK=64 log (.yaml or .csv) or MASK=32 lines")
+    src.add_argument("--list", metavar="PATH", help="size-list generator YAML")
+    src.add_argument("--inline", nargs=9, metavar="X",
+                     help="M N batch K DataType DestDataType ComputeDataType transA transB, "
+                          "e.g. 1024 1024 1 1024 B B S N T")
+    p.add_argument("-w", "--workdir", help="campaign directory (default geko_<timestamp>); "
+                                           "alone, a campaign to continue")
+    for flag in FLAGS:
+        p.add_argument(*flag.names, dest=flag.key.replace(".", "__"),
+                       help=flag.help.format(default=shown(default(flag.key))), **flag.options)
+    p.add_argument("--until", choices=("configure",),
+                   help="stop after the tuning YAMLs (optimizations/) for review, as "
+                        "configure.py; continue with `geko --tune --workdir DIR`")
+    p.add_argument("--report", nargs="?", const="", metavar="FILE",
+                   help="after the run, write the HTML report (default <workdir>/report.html)")
+    p.add_argument("--cores", type=int, help="CPU cores snakemake may use (default: all)")
+    return p
+
+
+def shown(value) -> str:
+    """A default as it would be typed on the command line."""
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def given_flags(args) -> dict[str, object]:
+    """Config key -> value of every flag on the command line (unset flags are absent)."""
+    values = vars(args)
+    return {flag.key: flag.value(values[flag.key.replace(".", "__")]) for flag in FLAGS
+            if flag.key.replace(".", "__") in values}
+
+
+def flag_name(key: str) -> str:
+    for flag in FLAGS:
+        if flag.key == key:
+            return "/".join(n for n in flag.names if n.startswith("--"))
+    return key
+
+
+# --- the config of a run ---------------------------------------------------------------------
+
+def read_saved(workdir: Path) -> dict:
+    path = workdir / CONFIG_NAME
+    if not path.is_file():
+        raise UsageError(
+            f"no workload: give one of --workload-log, --list, --inline (or --workdir of a "
+            f"campaign to continue; {path} does not exist)")
+    try:
+        saved = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: cannot parse YAML: {exc}") from None
+    if not isinstance(saved, dict):
+        raise UsageError(f"{path}: expected a mapping of config keys, got {type(saved).__name__}")
+    return saved
+
+
+def choose_platform(given: dict, saved: dict, environ) -> str:
+    """--platform, else rocm where --hipblaslt is given, else the campaign's, else rocm where
+    GEKO_HIPBLASLT_PATH is set, else the schema default."""
+    if "platform" in given:
+        return given["platform"]
+    if "rocm.hipblaslt_path" in given:
+        return "rocm"
+    if saved.get("platform"):
+        return saved["platform"]
+    if environ.get(HIPBLASLT_ENV):
+        return "rocm"
+    return default("platform")
+
+
+def arch_choices(platform: str) -> tuple[str, ...]:
+    """The original's seven AMD choices; cuda (and sim, which models it) add the NVIDIA ones."""
+    from .platforms import sim
+    from .tuning.configure import ARCHS
+
+    amd = tuple(ARCHS)
+    nvidia = tuple(name for name in sim.ARCHS if name not in amd and name not in sim.ARCH_ALIASES
+                   and not name.startswith("gfx"))
+    return {"rocm": amd, "cuda": nvidia}.get(platform, amd + nvidia)
+
+
+def list_arch(path: Path) -> tuple[str | None, int | None]:
+    """``ARCH:`` of a --list YAML and its line (None where absent)."""
+    try:
+        node = yaml.compose(path.read_text())
+    except yaml.YAMLError:
+        return None, None  # the workload reader names the syntax error
+    if not isinstance(node, yaml.MappingNode):
+        return None, None
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "ARCH":
+            if not isinstance(value, yaml.ScalarNode) or not value.value.strip():
+                raise UsageError(f"{path}:{key.start_mark.line + 1}: ARCH: expected an "
+                                 "architecture name")
+            return value.value.strip(), key.start_mark.line + 1
+    return None, None
+
+
+def choose_arch(config: dict, given: dict, saved: dict, mode: str) -> str:
+    choices = arch_choices(config["platform"])
+    if "arch" in given:
+        arch, where = given["arch"], "--arch"
+    elif saved.get("arch"):
+        return saved["arch"]
     else:
-        kind, path = ("log", args.workload_log) if args.workload_log else ("list", args.list)
-        path = Path(path).resolve()
-        if not path.is_file():
-            raise UsageError(f"--{'workload-log' if kind == 'log' else 'list'}: "
-                             f"{path} does not exist")
-        (workload.read if kind == "log" else workload.read_list)(path)  # fail fast on bad input
-        config[f"workload_{kind}"] = str(path)
-    workdir = args.workdir or dt.datetime.now().strftime("geko_%Y%m%d_%H%M%S_%f")
-    config["workdir"] = str(Path(workdir).resolve())
-    target = "bench" if args.bench else "final_libs"
-    return config, target
+        arch, line = (list_arch(Path(config["workload_list"])) if config["workload_list"]
+                      else (None, None))
+        where = f"{config['workload_list']}:{line}: ARCH"
+        if arch is None:
+            if mode == "tune":
+                raise UsageError("--tune needs --arch (or ARCH: in the --list YAML): the tuning "
+                                 f"YAMLs are written for one architecture ({', '.join(choices)})")
+            return default("arch", platform=config["platform"])
+    if arch not in choices:
+        raise UsageError(f"{where}: {arch!r} is not an architecture of platform "
+                         f"{config['platform']}; choose one of {', '.join(choices)}")
+    return arch
 
+
+def workload_config(args) -> dict:
+    """The workload keys of the config, the source checked before anything is written."""
+    values = vars(args)
+    out = {key: "" for key in SOURCE_KEYS.values()}
+    if "inline" in values:
+        workload.read_inline(values["inline"])  # validates every token
+        out["workload_inline"] = " ".join(values["inline"])
+        return out
+    dest = "workload_log" if "workload_log" in values else "list"
+    path = Path(values[dest]).resolve()
+    if not path.is_file():
+        raise UsageError(f"{SOURCES[dest]}: {path} does not exist")
+    (workload.read if dest == "workload_log" else workload.read_list)(path)  # fail fast
+    out[SOURCE_KEYS[dest]] = str(path)
+    return out
+
+
+def validate(config: dict) -> None:
+    """The config against the schema, each problem named by the flag that set it."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.path)):
+        key = ".".join(str(p) for p in error.path)
+        name = flag_name(key)
+        where = f"{name} (config key {key})" if name != key else f"config key {key or '(top)'}"
+        raise UsageError(f"{where}: {error.message}")
+
+
+def check_rocm(config: dict) -> None:
+    """A missing or unbuilt hipBLASLt checkout is refused before anything runs."""
+    from .platforms import PlatformError
+    from .platforms.rocm.install import locate
+
+    try:
+        locate(config, environ=os.environ if not config["rocm"]["hipblaslt_path"] else {})
+    except PlatformError as exc:
+        raise UsageError(f"--platform rocm: {exc}") from None
+
+
+def build_config(args, environ=None) -> tuple[dict, str]:
+    """(workflow config, target) from the arguments, the schema defaults and, when continuing
+    a campaign, the workdir's saved config."""
+    environ = os.environ if environ is None else environ
+    values, given = vars(args), given_flags(args)
+    continuing = not any(dest in values for dest in SOURCES)
+    workdir = Path(values.get("workdir") or
+                   dt.datetime.now().strftime("geko_%Y%m%d_%H%M%S_%f")).resolve()
+    saved = read_saved(workdir) if continuing else {}
+    mode = values.get("mode") or saved.get("mode")
+    if mode is None:
+        raise UsageError("give one of --search, --tune, --bench")
+    if "rocm.hipblaslt_path" in given and given.get("platform", "rocm") != "rocm":
+        raise UsageError(f"--hipblaslt is for the rocm platform, not --platform "
+                         f"{given['platform']}")
+    if values.get("until") == "configure" and mode != "tune":
+        raise UsageError("--until configure is the review step of --tune (configure.py)")
+    platform = choose_platform(given, saved, environ)
+    config = merged(schema_defaults(), saved)
+    config |= {"platform": platform, "mode": "tune" if mode == "tune" else "search",
+               "workdir": str(workdir)}
+    if not continuing:
+        config |= workload_config(args)
+        config["keep_thr"] = default("keep_thr", mode=mode)
+    for key, value in given.items():
+        set_key(config, key, value)
+    config["arch"] = choose_arch(config, given, saved, mode)
+    validate(config)
+    if platform == "rocm":
+        check_rocm(config)
+    return config, "bench" if mode == "bench" else "final_libs"
+
+
+# --- running snakemake -----------------------------------------------------------------------
 
 def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
                       extra: list[str]) -> list[str]:
@@ -179,16 +436,14 @@ def child_environment(config: dict) -> dict:
     env = dict(os.environ)
     path = (config.get("rocm") or {}).get("hipblaslt_path")
     if path:
-        env["GEKO_HIPBLASLT_PATH"] = path
+        env[HIPBLASLT_ENV] = path
     return env
 
 
-def report(workdir: Path) -> None:
-    metrics = workdir / "results" / "metrics.json"
-    if metrics.is_file():
-        for line in summary_lines(json.loads(metrics.read_text())):
-            print(f"geko: {line}")
-        print(f"geko: kept kernels in {workdir / 'final_libs'}")
+def report_path(values: dict, workdir: Path) -> Path | None:
+    if "report" not in values:
+        return None
+    return Path(values["report"]).resolve() if values["report"] else workdir / "report.html"
 
 
 SUBCOMMANDS = ("status", "coverage")
@@ -269,31 +524,48 @@ def coverage_main(argv: list[str]) -> int:
     return 0
 
 
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(geko's own arguments, snakemake's: everything after ``--``)."""
+    if "--" not in argv:
+        return argv, []
+    return argv[:argv.index("--")], argv[argv.index("--") + 1:]
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return (status_main if argv[0] == "status" else coverage_main)(argv[1:])
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    own = argv[:argv.index("--")] if "--" in argv else argv
+    own, extra = split_argv(argv)
     args = parser().parse_args(own)
-    logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][args.verbose],
-                        format="GEKO:%(levelname)s %(message)s")
+    values = vars(args)
     try:
         if not SNAKEFILE.is_file():
             raise UsageError(f"workflow not found at {SNAKEFILE}: install geko from its source "
                              "checkout (pip install -e .)")
         config, target = build_config(args)
-    except (UsageError, workload.WorkloadError, GemmError) as exc:
+    except (GekoError, workload.WorkloadError, GemmError) as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
+    logging.basicConfig(level=LEVELS[config["verbosity"]],
+                        format="GEKO:%(levelname)s %(message)s")
+    terminal.say(terminal.platform_notice(config))  # the first line: is this a model?
     workdir = Path(config["workdir"])
-    config_path = files.write_text(workdir / "geko_config.yaml",
-                                   yaml.safe_dump(config, sort_keys=False))
-    command = snakemake_command(config_path, config, target, args.cores, extra)
+    config_path = files.write_text(workdir / CONFIG_NAME, yaml.safe_dump(config, sort_keys=False))
+    if values.get("until"):
+        extra = ["--until", values["until"], *extra]
+    cores = values.get("cores") or max(os.cpu_count() or 1, 1)
+    command = snakemake_command(config_path, config, target, cores, extra)
     log.info("running: %s", " ".join(command))
-    code = subprocess.call(command, env=child_environment(config))
-    if code == 0 and "--dry-run" not in extra and "-n" not in extra:
-        report(workdir)
+    code = subprocess.call(command, env=child_environment(config), cwd=workdir)
+    dry = "--dry-run" in extra or "-n" in extra
+    if dry:
+        return code
+    report = report_path(values, workdir)
+    if code == 0 and report is not None:
+        code = subprocess.call([*command, "--report", str(report)],
+                               env=child_environment(config), cwd=workdir)
+    terminal.run_summary(workdir, config, target=target, until=values.get("until"),
+                         code=code, report=report, passed_report=terminal.report_in(extra))
     return code
 
 

@@ -35,15 +35,38 @@ class StallError(JobFailed):
 USER_ERRORS = (GekoError,)
 
 
+LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)  # config key verbosity 0, 1, 2
+
+
+class _NotLibraryWarning(logging.Filter):
+    """Python warnings of libraries (pandas, matplotlib, ...) belong in the job log only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name != "py.warnings"
+
+
+def setup_logging(log_path, verbosity: int) -> None:
+    """The job log gets every line at ``verbosity``; the terminal (shared by parallel jobs,
+    where table rows of several jobs would interleave) gets the job's own warnings and errors.
+    Without a log file the terminal gets everything."""
+    handlers = []
+    terminal = logging.StreamHandler(sys.stderr)
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+        terminal.setLevel(logging.WARNING)
+        terminal.addFilter(_NotLibraryWarning())
+    handlers.append(terminal)
+    logging.basicConfig(level=LEVELS[verbosity], handlers=handlers, force=True,
+                        format="GEKO:%(levelname)s [%(name)s] %(message)s")
+    logging.captureWarnings(True)
+
+
 def run(main, smk) -> None:
     """Run ``main(smk)`` with logging to the job log; user errors end the job with one clear
     line (exit 1) instead of a traceback."""
-    handlers = [logging.StreamHandler(sys.stderr)]
-    if smk.log:
-        Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(smk.log[0], mode="w"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="GEKO:%(levelname)s [%(name)s] %(message)s")
+    setup_logging(smk.log[0] if smk.log else None, smk.config["verbosity"])
+    log.debug("rule %s: input %s, output %s", smk.rule, list(smk.input), list(smk.output))
     try:
         main(smk)
     except USER_ERRORS as exc:

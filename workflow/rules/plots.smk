@@ -3,7 +3,15 @@
 # report.html` writes the self-contained HTML report; target `plots` makes only report/.
 
 
-report: "../report/workflow.rst"
+from geko_lib import headline
+
+# The landing page leads with the campaign's headline: the plots job writes it (report/landing.rst,
+# from ../report/workflow.rst and metrics.json); until then the static page stands in.
+LANDING_TEMPLATE = str(Path(workflow.basedir) / "report" / "workflow.rst")
+LANDING = Path(WORKDIR) / headline.LANDING
+
+
+report: str(LANDING) if LANDING.is_file() else "../report/workflow.rst"
 
 
 localrules:
@@ -50,8 +58,10 @@ rule plots:
         final=report_item("report/final_results.csv", "final_results", "2. Results", "tables",
                           "final_results.csv (download)"),
         **GA_PLOT,
+        landing=headline.LANDING,
     params:
         up_thr=config["up_thr"],
+        landing_template=LANDING_TEMPLATE,
     log:
         "logs/plots.log",
     script:

@@ -3,7 +3,7 @@ import json
 import re
 from pathlib import Path
 
-from geko_lib import files, jobs, platforms, report
+from geko_lib import files, headline, jobs, platforms, report
 
 
 def optimize_log(build_dir) -> Path:
@@ -24,6 +24,9 @@ def main(smk):
                                                           up_thr=smk.params.up_thr))
     for source, target in ((smk.input.raw, out.raw), (smk.input.final, out.final)):
         files.write_text(target, Path(source).read_text())  # downloadable from the report
+    files.write_text(out.landing, headline.landing_page(
+        Path(smk.params.landing_template).read_text(), metrics,
+        model=not report.is_measured(platform)))
     if "ga_convergence" in out.keys():
         logs = {optimize_log(b).stem: optimize_log(b) for b in smk.input.builds}
         report.ga_convergence({name: p.read_text() if p.is_file() else ""

@@ -1,0 +1,174 @@
+"""What the ``geko`` command prints: which platform made the numbers, and at the end of a run
+what it measured and where every output went.
+
+Every line starts with ``geko: `` so it stands apart from Snakemake's own output. On the sim
+platform the first line and the last say that the numbers are model predictions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import headline, layout
+from .analysis import summary_lines
+
+PREFIX = "geko: "
+MODEL_NOTICE = ("platform sim: an analytic GPU model, no GPU is used; every time, GFLOP/s and "
+                "uplift of this run is a model prediction, not a measurement")
+MODEL_REMINDER = "these numbers are model predictions of the sim platform, not measurements"
+
+# workdir-relative outputs a summary names, with what each holds
+BENCH_OUTPUTS = ((layout.BASELINE, "per-GEMM timings (us, gflops, kernel)"),
+                 (layout.SUMMARY, "GEMM contribution analysis"),
+                 (layout.GEMMS, "unique GEMMs"))
+RUN_OUTPUTS = ((layout.FINAL_LIBS, "kept kernels as library logic, ready for integration"),
+               (layout.FINAL_RESULTS, "the kept GEMMs"),
+               (layout.RAW_RESULTS, "every GEMM compared: reference vs tuned"),
+               (layout.METRICS, "uplift statistics (mean, geomean, time-weighted)"),
+               (layout.SUMMARY, "GEMM contribution analysis"),
+               (layout.WINNERS, "best kernel per GEMM (search)"),
+               (layout.TUNING_DIR, "tuning YAMLs and build_*/ dirs (tune)"),
+               (str(Path(layout.EXPORT_OVERRIDE).parent), "hipBLASLt override and TunableOp files"),
+               (str(Path(layout.REPORT_TABLE).parent), "figures and tables of the HTML report"),
+               (layout.LOG_DIR, "one log per job"))
+
+
+def say(text: str = "") -> None:
+    print(f"{PREFIX}{text}" if text else PREFIX.rstrip(), flush=True)
+
+
+def is_model(config: dict) -> bool:
+    return config.get("platform") == "sim"
+
+
+def platform_notice(config: dict) -> str:
+    if is_model(config):
+        return MODEL_NOTICE
+    where = (config.get("rocm") or {}).get("hipblaslt_path") if config["platform"] == "rocm" \
+        else ""
+    return f"platform {config['platform']}, arch {config['arch']}" + \
+        (f", hipBLASLt {where}" if where else "")
+
+
+# --- the bench table -------------------------------------------------------------------------
+
+def bench_table(workdir: Path) -> pd.DataFrame:
+    """GEMM, calls, us, GFLOP/s and share of GEMM time of the baseline, largest share first."""
+    from . import jobs, summary, workload
+
+    rows = workload.read(workdir / layout.WORKLOAD)
+    baseline = jobs.read_table(workdir / layout.BASELINE)
+    table, _ = summary.summarize(rows, baseline, keep_thr=0.0)
+    problems = [_problem_name(row) for row in table.to_dict("records")]
+    return pd.DataFrame({"GEMM": problems, "calls": table["call_count"].astype(int),
+                         "us": table["us"].astype(float), "GFLOP/s": table["gflops"].astype(float),
+                         "share of time %": table[summary.PCT].astype(float)})
+
+
+def _problem_name(row: dict) -> str:
+    from .gemm import GemmProblem
+
+    return GemmProblem.from_row(row).name
+
+
+def format_bench_table(table: pd.DataFrame) -> list[str]:
+    width = max([len("GEMM"), *(len(g) for g in table["GEMM"])])
+    lines = [f"{'GEMM':<{width}}  {'calls':>7}  {'us':>11}  {'GFLOP/s':>11}  {'share':>7}"]
+    for row in table.to_dict("records"):
+        lines.append(f"{row['GEMM']:<{width}}  {row['calls']:>7d}  {row['us']:>11.3f}  "
+                     f"{row['GFLOP/s']:>11.1f}  {row['share of time %']:>6.2f}%")
+    return lines
+
+
+# --- the end of a run ------------------------------------------------------------------------
+
+def snakemake_log(workdir: Path) -> Path | None:
+    """Snakemake's log of the latest run (it writes one per run under .snakemake/log/)."""
+    logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"),
+                  key=lambda p: p.stat().st_mtime)
+    return logs[-1] if logs else None
+
+
+def report_in(extra: list[str]) -> str | None:
+    """The file of a ``--report FILE`` passed to snakemake after ``--`` (relative: workdir)."""
+    for i, arg in enumerate(extra):
+        if arg == "--report" and i + 1 < len(extra):
+            return extra[i + 1]
+        if arg.startswith("--report="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def tuning_yamls(workdir: Path) -> list[Path]:
+    """The tuning YAMLs the configure step wrote, in the original's order."""
+    campaign = layout.Layout(workdir)
+    return [campaign.path(layout.TUNING_YAML, cfg=name) for name in campaign.tuning_configs()]
+
+
+def _outputs(workdir: Path, outputs) -> list[str]:
+    present = [(name, what) for name, what in outputs if (workdir / name).exists()]
+    width = max((len(name) for name, _ in present), default=0)
+    return [f"  {name:<{width}}  {what}" for name, what in present]
+
+
+def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, code: int,
+                report: Path | None = None, passed_report: str | None = None) -> None:
+    """The lines after snakemake: what was made and where, or where to look after a failure."""
+    say()
+    if code != 0:
+        say(f"the run failed (snakemake exit code {code}): the failed jobs' logs are printed "
+            f"above and kept in {workdir / layout.LOG_DIR}")
+    elif until == "configure":
+        _configure_summary(workdir)
+    elif target == "bench":
+        _bench_summary(workdir)
+    else:
+        _final_summary(workdir, config["mode"])
+    for path in (report, (workdir / passed_report) if passed_report else None):
+        if code == 0 and path is not None:
+            say(f"report written to {Path(path).resolve()}" if Path(path).is_file()
+                else f"no report was written to {path}")
+    log_file = snakemake_log(workdir)
+    if log_file is not None:
+        say(f"Snakemake's log: {log_file}")
+    if is_model(config) and code == 0:
+        say(MODEL_REMINDER)
+
+
+def _bench_summary(workdir: Path) -> None:
+    table = bench_table(workdir)
+    say(f"baseline of {len(table)} GEMMs, largest share of GEMM time first:")
+    for line in format_bench_table(table):
+        print(f"  {line}", flush=True)
+    say(f"written to {workdir}:")
+    for line in _outputs(workdir, BENCH_OUTPUTS):
+        print(line, flush=True)
+
+
+def _configure_summary(workdir: Path) -> None:
+    yamls = tuning_yamls(workdir)
+    say(f"{len(yamls)} tuning YAML(s) written for review:")
+    for path in yamls:
+        print(f"  {path}", flush=True)
+    say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
+        "[--up_thr X] [--err_thr X] [--no_retry]")
+
+
+def _final_summary(workdir: Path, mode: str) -> None:
+    metrics = workdir / layout.METRICS
+    if metrics.is_file():
+        m = json.loads(metrics.read_text())
+        say(headline.text(m))
+        for line in summary_lines(m):
+            say(line)
+    final = workdir / layout.FINAL_LIBS
+    if final.is_dir():
+        kind = "remapped" if mode == "search" else "optimized"  # the original's two wordings
+        say(f"Final {kind} library available in: '{final}' "
+            f"({len(list(final.glob('*.yaml')))} library file(s))")
+    say(f"outputs in {workdir}:")
+    for line in _outputs(workdir, RUN_OUTPUTS):
+        print(line, flush=True)
