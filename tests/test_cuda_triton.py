@@ -169,6 +169,93 @@ def test_compile_all_reports_infeasible_without_compiling():
     assert out[bad].startswith("infeasible: ")
 
 
+def test_decode_config_names_round_trip():
+    for template in tg.DECODE_TEMPLATES:
+        cfg = tg.TritonConfig(template, 16, 64, 128, 1, 4, 4, 3)
+        assert tg.TritonConfig.from_name(cfg.name) == cfg
+        assert tg.TritonConfig.from_params(cfg.to_params()) == cfg
+    assert tg.TritonConfig.from_name("triton_decode_mmaw_16x64x128_g1_k4_w4_s3").template == \
+        "decode_mmaw"
+
+
+def test_decode_feasibility_rules_hand_computed():
+    one = problem(4096, 1, 4096)
+    fma = tg.TritonConfig("decode_fma", 1, 8, 512, 1, 1, 4, 3)
+    assert reason(fma, one) is None
+    # 8 tokens x 8 rows x 512 K = 32768 products over 128 threads = 256 registers > 128
+    assert "256 fp32 registers" in reason(tg.TritonConfig("decode_fma", 8, 8, 512, 1, 1, 4, 3),
+                                          problem(4096, 8, 4096))
+    assert reason(tg.TritonConfig("decode_fma", 8, 8, 512, 1, 1, 8, 3),
+                  problem(4096, 8, 4096)) is None
+    # tokens per pass: 1..8 on the CUDA cores, 16..128 through tl.dot, never past N padded
+    assert "block_m 16 is not a power of two in [1, 8]" in reason(
+        tg.TritonConfig("decode_fma", 16, 8, 256, 1, 1, 4, 3), LLAMA_DECODE)
+    assert "block_m 8 is not a power of two in [16, 128]" in reason(
+        tg.TritonConfig("decode_mmaw", 8, 64, 128, 1, 1, 4, 3), LLAMA_DECODE)
+    assert "block_m 4 exceeds N" in reason(tg.TritonConfig("decode_fma", 4, 8, 256, 1), one)
+    assert reason(tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 4, 4, 3), one) is None
+    assert "group_m 8 != 1" in reason(tg.TritonConfig("decode_mma", 16, 64, 128, 8, 1), one)
+    # shared memory of the dot modes: 3 x (16 + 128) x 256 x 2 B + 1024 = 222208 fits, 4 not
+    assert reason(tg.TritonConfig("decode_mmaw", 16, 128, 256, 1, 1, 8, 3), one) is None
+    assert "shared memory 295936 B" in reason(
+        tg.TritonConfig("decode_mmaw", 16, 128, 256, 1, 1, 8, 4), one)
+    # split_k 1 is the plain decode kernel; slices may not be empty
+    assert "some slices would be empty" in reason(
+        tg.TritonConfig("decode_fma", 1, 8, 1024, 1, 8, 4, 3), problem(4096, 1, 4096 + 3072))
+    assert tg.workspace_bytes(tg.TritonConfig("decode_fma", 1, 8, 512, 1, 4), one) == \
+        512 * 4 * 1 * 8 * 4
+    assert tg.workspace_bytes(fma, one) == 0
+    fp8 = problem(4096, 16, 4096, a_type="f8_r", b_type="f8_r")
+    assert "only decode_fma" in reason(tg.TritonConfig("decode_mma", 16, 64, 128, 1), fp8)
+    assert reason(tg.TritonConfig("decode_fma", 2, 16, 128, 1), fp8) is None
+
+
+def test_rule_seeds_are_feasible_and_fill_the_gpu():
+    for n in (1, 5, 8, 16, 64, 128):
+        prob = problem(4096, n, 4096)
+        seeds = ctune.rule_seeds(prob)
+        assert len(seeds) >= 4 and len(set(seeds)) == len(seeds)
+        assert all(tg.infeasible_reason(c, prob) is None for c in seeds)
+        assert all(c.template in tg.DECODE_TEMPLATES for c in seeds)
+        assert (any(c.template == "decode_fma" for c in seeds)) == (n <= 8)
+    # 1280 rows of 8 per program are 160 programs: split-K raises that past two per SM
+    small = ctune.rule_seeds(problem(1280, 1, 8192))
+    for cfg in small:
+        programs = -(-1280 // cfg.block_n) * cfg.split_k
+        assert programs >= 2 * tg.H200_SMS or cfg.split_k == 16
+
+
+def test_seeds_from_an_earlier_tuning_come_first(tmp_path):
+    sizes = [[4096, 16, 1, 4096]]
+    paths, _, evaluate = run_fake(tmp_path, sizes)
+    logic = ctune.optimize(paths[0], tmp_path / "b", 0, evaluate=evaluate)
+    lib = liblogic.load(next(logic.glob("*.yaml")))
+    (size, index, _), = lib.size_entries()
+    won = ctune.config_of(lib.solutions[lib.solution_position()[index]])
+    # a similar shape (same tokens, other M) is seeded with that winner first
+    out = ctune.configure(gtype(), [[6144, 16, 1, 4096]], tmp_path / "again",
+                          {"seed_library": str(logic)})
+    seeds = ctune.TritonTuning.load(out[0]).seeds[0]
+    assert tg.TritonConfig.from_params(seeds[0]) == won
+    with pytest.raises(ctune.TuningFileError, match="seed_library"):
+        ctune.configure(gtype(), sizes, tmp_path / "x", {"seed_library": str(tmp_path / "no")})
+
+
+def test_tuning_file_seed_errors_name_the_file(tmp_path):
+    path = ctune.configure(gtype(), SIZES[:1], tmp_path)[0]
+    data = yaml.safe_load(path.read_text())
+    data["Seeds"] = [[{"template": "decode_fma", "block_m": 1, "block_n": 8}]]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ctune.TuningFileError, match=f"{path.name}.*Seeds.*lacks block_k"):
+        ctune.TritonTuning.load(path)
+    data["Seeds"] = []
+    data["Sizes"].append([4096, 8, 1, 4096])
+    data["Seeds"] = [[]]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ctune.TuningFileError, match="Seeds has 1 lists for 2 Sizes"):
+        ctune.TritonTuning.load(path)
+
+
 # --- compile for sm_90 without a GPU (needs triton, not torch or a GPU) ---------------------
 
 COMPILE_CASES = [
@@ -191,6 +278,22 @@ def test_templates_compile_for_sm90(cfg, prob):
         assert "cp.async.bulk.tensor" in compiled.asm["ptx"]
 
 
+@pytest.mark.parametrize("cfg, prob, wanted", [
+    # weights in 16-byte loads marked evict_first, no tensor cores
+    (tg.TritonConfig("decode_fma", 1, 8, 512, 1, 1, 4, 3), problem(4096, 1, 4096),
+     "ld.global.L1::evict_first.L2::cache_hint.v4"),
+    (tg.TritonConfig("decode_fma", 4, 8, 128, 1, 4, 4, 3), problem(4096, 4, 4096), "atom"),
+    (tg.TritonConfig("decode_mma", 16, 64, 256, 1, 4, 4, 3), LLAMA_DECODE, "mma.sync"),
+    # the weights as the MMA's rows: Hopper's warpgroup MMA
+    (tg.TritonConfig("decode_mmaw", 16, 128, 128, 1, 2, 4, 4), LLAMA_DECODE, "wgmma"),
+], ids=lambda v: getattr(v, "name", None) if not isinstance(v, str) else v)
+def test_decode_templates_compile_for_sm90(cfg, prob, wanted):
+    pytest.importorskip("triton")
+    compiled = tg.compile_offline(cfg, prob)
+    assert wanted in compiled.asm["ptx"]
+    assert compiled.metadata.shared <= tg.smem_bytes(cfg, 2, 2)
+
+
 # --- tuning YAML ------------------------------------------------------------------------------
 
 SIZES = [[4096, 16, 1, 4096], [4096, 2048, 1, 4096], [14336, 128, 1, 4096],
@@ -209,10 +312,20 @@ def test_configure_writes_one_yaml_per_cluster(tmp_path):
     assert decode["Format"] == "geko-triton-tuning" and decode["Cluster"] == "decode"
     assert decode["Sizes"] == [[4096, 16, 1, 4096], [14336, 128, 1, 4096]]  # batch 4 dropped
     assert decode["GemmType"]["transA"] == "T" and decode["GemmType"]["a_type"] == "bf16_r"
-    assert decode["GA"] == {"n_gen": 5, "population": 32, "seed": 3}
+    # decode GEMMs get a GA each (per_size); the prefill cluster shares one
+    assert decode["GA"] == {"n_gen": 3, "population": 12, "seed": 3, "per_size": True,
+                            "finalists": 4}
     assert {"template": "splitk", "split_k": 8} in decode["Space"]["kernel"]
+    assert decode["Space"]["kernel"][0]["template"] == "decode_fma"  # decode family first
     assert set(decode["Space"]) == set(ctune.SPACE_KEYS)
+    assert len(decode["Seeds"]) == 2 and all(decode["Seeds"])
+    for size, seeds in zip(decode["Sizes"], decode["Seeds"]):
+        prob = GemmProblem(gtype(), *size)
+        assert all(tg.infeasible_reason(tg.TritonConfig.from_params(p), prob) is None
+                   for p in seeds)
     prefill = ctune.TritonTuning.load(paths[1])
+    assert prefill.ga == {"n_gen": 5, "population": 32, "seed": 3}
+    assert prefill.seeds == []
     assert prefill.cluster == "prefill"
     assert prefill.sizes == [(4096, 2048, 1, 4096), (4096, 8192, 1, 14336)]
     assert prefill.library["ArchitectureName"] == "sm_90"
@@ -249,9 +362,9 @@ def fake_gflops(cfg, prob):
     return score
 
 
-def run_fake(tmp_path, sizes, n_gen=4, population=12):
+def run_fake(tmp_path, sizes, n_gen=4, population=12, **options):
     paths = ctune.configure(gtype(), sizes, tmp_path / "configs",
-                            {"n_gen": n_gen, "population": population})
+                            {"n_gen": n_gen, "population": population, **options})
     calls = []
 
     def evaluate(configs, problems):
@@ -265,11 +378,14 @@ def run_fake(tmp_path, sizes, n_gen=4, population=12):
 
 def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
     sizes = [[4096, 16, 1, 4096], [6144, 32, 1, 4096]]
-    paths, calls, evaluate = run_fake(tmp_path, sizes)
+    paths, calls, evaluate = run_fake(tmp_path, sizes, decode_n_gen=4, decode_population=12)
     build = tmp_path / "build_BBS_TN_0"
     logic_dir = ctune.optimize(paths[0], build, device=0, evaluate=evaluate)
     assert logic_dir == build / "3_LibraryLogic"
-    assert len(calls) == 4 and all(n == 12 for n in calls)
+    # per size: the seeds, then at most 4 generations of 12, nothing measured twice
+    seeds = ctune.TritonTuning.load(paths[0]).seeds
+    assert calls[0] == len(seeds[0]) and sum(calls) <= len(seeds[0]) + len(seeds[1]) + 2 * 48
+    assert sum(calls) > len(seeds[0]) + len(seeds[1]) + 12
     (path,) = logic_dir.glob("*.yaml")
     assert path.name == "h200_Cijk_Alik_Bljk_BBS_BH_UserArgs.yaml"
     assert path.read_text().startswith("# cuda platform")
@@ -285,8 +401,16 @@ def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
         prob = GemmProblem(lib.gemm_type, *size)
         assert tg.infeasible_reason(cfg, prob) is None
         assert gflops == pytest.approx(fake_gflops(cfg, prob), rel=1e-3)
-    assert (build / tuning_optimize.CHECKPOINT).exists()
+    assert (build / "size0" / tuning_optimize.CHECKPOINT).exists()
+    assert (build / "size1" / tuning_optimize.CHECKPOINT).exists()
     assert tuning_optimize.build_state(build) == "completed"
+
+
+def test_prefill_cluster_shares_one_ga(tmp_path):
+    paths, calls, evaluate = run_fake(tmp_path, [[4096, 2048, 1, 4096], [4096, 512, 1, 4096]])
+    ctune.optimize(paths[0], tmp_path / "b", device=0, evaluate=evaluate)
+    assert len(calls) == 4 and all(n == 12 for n in calls)
+    assert (tmp_path / "b" / tuning_optimize.CHECKPOINT).exists()
 
 
 def test_optimize_resumes_from_checkpoint(tmp_path):
@@ -375,11 +499,47 @@ GPU_CASES = (
 )
 
 
+# the decode family on every layout, odd sizes (K not a multiple of block_k, a split count
+# that does not divide the K blocks, tokens not a multiple of block_m) and Llama decode shapes
+DECODE_GPU_CASES = (
+    [(tg.TritonConfig("decode_fma", 4, 8, 64, 1, 3, 4, 2), problem(300, 5, 1000, ta, tb))
+     for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("decode_mma", 16, 32, 64, 1, 3, 4, 3), problem(300, 20, 1000, ta, tb))
+       for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("decode_mmaw", 32, 64, 64, 1, 2, 4, 3), problem(300, 40, 1000, ta, tb))
+       for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("decode_fma", 1, 8, 512, 1, 1, 4, 3), problem(4096, 1, 4096)),
+       (tg.TritonConfig("decode_fma", 8, 8, 256, 1, 4, 4, 3), problem(1280, 8, 8192)),
+       (tg.TritonConfig("decode_mma", 16, 64, 256, 1, 4, 4, 3), LLAMA_DECODE),
+       (tg.TritonConfig("decode_mmaw", 128, 128, 128, 1, 2, 8, 3), problem(4096, 128, 4096)),
+       (tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 1, 4, 4), problem(6144, 1, 4096))]
+)
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg, prob", GPU_CASES,
-                         ids=[f"{c.name}-{p.name}" for c, p in GPU_CASES])
+@pytest.mark.parametrize("cfg, prob", GPU_CASES + DECODE_GPU_CASES,
+                         ids=[f"{c.name}-{p.name}" for c, p in GPU_CASES + DECODE_GPU_CASES])
 def test_gpu_template_matches_reference(cfg, prob):
     check(cfg, prob)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", [tg.TritonConfig("decode_fma", 2, 16, 128, 1, 4, 4, 3),
+                                 tg.TritonConfig("decode_mmaw", 16, 64, 64, 1, 8, 4, 3)],
+                         ids=lambda c: c.name)
+def test_gpu_decode_split_k_is_deterministic(cfg):
+    """The last-arriving program sums the slices in split order: the same bits every call."""
+    timing, ops = gpu_ops(problem(2048, 2, 4096), seed=4)
+    torch = timing.torch()
+    call = tg.launcher(cfg, ops)
+    outs = []
+    for _ in range(3):
+        ops.d.fill_(float("nan"))
+        call()
+        torch.cuda.synchronize()
+        outs.append(ops.d.clone())
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    assert timing.relative_error(outs[0], timing.reference(ops)) < 1e-2
 
 
 @pytest.mark.gpu
@@ -391,8 +551,11 @@ def test_gpu_other_types(types):
     prob = problem(512, 64, 256, **types)
     for cfg in (tg.TritonConfig("tiled", 64, 64, 64, 8, 1, 4, 3),
                 tg.TritonConfig("splitk", 64, 64, 64, 8, 2, 4, 3),
-                tg.TritonConfig("persistent_tma", 64, 64, 64, 8, 1, 4, 3)):
-        check(cfg, prob)
+                tg.TritonConfig("persistent_tma", 64, 64, 64, 8, 1, 4, 3),
+                tg.TritonConfig("decode_fma", 4, 16, 64, 1, 2, 4, 3),
+                tg.TritonConfig("decode_mmaw", 64, 64, 64, 1, 2, 4, 3)):
+        if tg.infeasible_reason(cfg, prob) is None or not cfg.template.startswith("decode"):
+            check(cfg, prob)
 
 
 @pytest.mark.gpu
@@ -400,6 +563,8 @@ def test_gpu_other_types(types):
     (tg.TritonConfig("splitk", 16, 64, 128, 8, 8, 4, 4), LLAMA_DECODE),
     (tg.TritonConfig("tiled", 64, 128, 64, 8, 1, 4, 3), LLAMA_PREFILL),
     (tg.TritonConfig("persistent_tma", 128, 128, 64, 8, 1, 8, 3), LLAMA_PREFILL),
+    (tg.TritonConfig("decode_fma", 8, 8, 128, 1, 4, 4, 3), problem(4096, 8, 4096)),
+    (tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 4, 4, 4), LLAMA_DECODE),
 ], ids=lambda v: getattr(v, "name", None))
 def test_gpu_graph_replay(cfg, prob):
     timing, ops = gpu_ops(prob)

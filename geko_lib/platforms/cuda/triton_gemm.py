@@ -26,6 +26,16 @@ Templates:
   B as stored) and the tile is transposed in registers (``.T``) where needed; every
   non-contiguous stride must be a multiple of 16 bytes, otherwise the config is infeasible.
   Out-of-range rows/columns/K are zero-filled by TMA on load and clipped on store.
+- the **decode family** (``decode_fma``, ``decode_mma``, ``decode_mmaw``) for skinny GEMMs with
+  few tokens (N <= 128): each program streams a ``block_n x K-slice`` panel of the weights
+  (Y's columns, D's columns) exactly once for ``block_m`` tokens (rows of D), wide K-contiguous
+  loads marked ``evict_first`` (weights are read once; the token rows stay in L2), with the same
+  in-launch deterministic split-K reduction as ``splitk`` (``split_k`` 1 stores directly).
+  Token tiles of one weight panel are neighbouring program ids, so when ``block_m`` < N the
+  panel is re-read from L2, not HBM. ``decode_fma`` multiplies on the CUDA cores (``block_m`` 1..8
+  tokens, products summed once after the K loop: no tensor core padding); ``decode_mma`` runs
+  ``tl.dot`` with the tokens as the MMA's rows (padded to 16), ``decode_mmaw`` with the weights
+  as the MMA's rows (D^T = W X^T, so ``block_n`` >= 64 can use Hopper's warpgroup MMA).
 
 torch and triton are imported lazily: this module imports (and ``TritonConfig`` /
 ``infeasible_reason`` / ``inductor_like_configs`` work) on a machine without them.
@@ -44,11 +54,16 @@ import traceback
 from dataclasses import asdict, dataclass, fields
 from typing import Callable, Iterable, Sequence
 
+from ...errors import GekoError
 from ...gemm import BY_NAME, GemmProblem
 
 log = logging.getLogger(__name__)
 
-TEMPLATES = ("tiled", "splitk", "persistent_tma")
+DECODE_TEMPLATES = ("decode_fma", "decode_mma", "decode_mmaw")
+TEMPLATES = ("tiled", "splitk", "persistent_tma") + DECODE_TEMPLATES
+DECODE_MODE = {"decode_fma": 0, "decode_mma": 1, "decode_mmaw": 2}  # the kernel's MODE
+MAX_FMA_REGS = 128  # fp32 product registers per thread (block_m x block_n x block_k) of decode_fma
+DECODE_WARPS = (1, 2, 4, 8)
 SMEM_LIMIT_H200 = 232448  # bytes of shared memory a block may opt into (sm_90)
 H200_SMS = 132
 MAX_ACC_REGS = 192  # fp32 accumulator registers per thread above which a config is refused
@@ -61,11 +76,11 @@ WARPS = (1, 2, 4, 8, 16)
 INPUT_TYPES = ("bf16_r", "f16_r", "f32_r", "f8_r", "bf8_r")
 OUTPUT_TYPES = ("bf16_r", "f16_r", "f32_r")
 
-_NAME = re.compile(r"^triton_(tiled|splitk|persistent_tma)_(\d+)x(\d+)x(\d+)_g(\d+)_k(\d+)"
+_NAME = re.compile(r"^triton_(" + "|".join(TEMPLATES) + r")_(\d+)x(\d+)x(\d+)_g(\d+)_k(\d+)"
                    r"_w(\d+)_s(\d+)$")
 
 
-class TritonConfigError(ValueError):
+class TritonConfigError(GekoError, ValueError):
     """A Triton config that cannot be read (unknown template, missing or non-integer field)."""
 
 
@@ -160,8 +175,8 @@ def k_blocks(cfg: TritonConfig, k: int) -> int:
 
 
 def workspace_bytes(cfg: TritonConfig, problem: GemmProblem) -> int:
-    """fp32 partial tiles of the split-K template (0 for the others)."""
-    if cfg.template != "splitk":
+    """fp32 partial tiles of the split-K reduction (splitk, decode with split_k > 1; else 0)."""
+    if cfg.split_k < 2 or cfg.template not in ("splitk",) + DECODE_TEMPLATES:
         return 0
     tiles = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n)
     return tiles * cfg.split_k * cfg.block_m * cfg.block_n * 4
@@ -183,6 +198,16 @@ def tma_bases(problem: GemmProblem) -> dict:
 def infeasible_reason(cfg: TritonConfig, problem: GemmProblem,
                       smem_limit: int = SMEM_LIMIT_H200) -> str | None:
     """Why ``cfg`` cannot run ``problem`` (None if it can), decided without compiling."""
+    reason = _type_reason(problem)
+    if reason is not None:
+        return reason
+    if cfg.template in DECODE_TEMPLATES:
+        return _decode_reason(cfg, problem, smem_limit)
+    return _tile_reason(cfg, problem, smem_limit)
+
+
+def _type_reason(problem: GemmProblem) -> str | None:
+    """Why no template can run ``problem``'s types or batch (None if they can)."""
     t = problem.type
     if problem.batch != 1:
         return f"batch_count {problem.batch} > 1 (Triton templates do one matrix)"
@@ -195,6 +220,88 @@ def infeasible_reason(cfg: TritonConfig, problem: GemmProblem,
     compute = t.compute_type
     if compute not in ("c_f32_r", "c_xf32_r"):
         return f"compute type {compute} (Triton accumulates in f32)"
+    return None
+
+
+def _pow2_in(cfg: TritonConfig, field: str, low: int, high: int) -> str | None:
+    value = getattr(cfg, field)
+    if not _pow2(value) or not low <= value <= high:
+        return f"{field} {value} is not a power of two in [{low}, {high}]"
+    return None
+
+
+def _beyond_problem(cfg: TritonConfig, problem: GemmProblem, floors: dict) -> str | None:
+    """A block larger than its dimension padded to a power of two (at least the template's
+    smallest block) only computes padding."""
+    for field, dim, label in (("block_m", problem.n, "N (rows of D)"),
+                              ("block_n", problem.m, "M (columns of D)"),
+                              ("block_k", problem.k, "K")):
+        value, padded = getattr(cfg, field), max(floors[field], _next_pow2(dim))
+        if value > padded:
+            return f"{field} {value} exceeds {label} = {dim} padded to {padded}"
+    return None
+
+
+def _split_reason(cfg: TritonConfig, problem: GemmProblem) -> str | None:
+    """split_k must leave no slice empty and keep its workspace bounded."""
+    blocks = k_blocks(cfg, problem.k)
+    if cfg.split_k > blocks:
+        return (f"split_k {cfg.split_k} > {blocks} K blocks of {cfg.block_k} "
+                f"(K = {problem.k}): some slices would be empty")
+    ws = workspace_bytes(cfg, problem)
+    if ws > MAX_WORKSPACE_BYTES:
+        return f"split-K workspace {ws} B > {MAX_WORKSPACE_BYTES} B"
+    return None
+
+
+def _decode_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> str | None:
+    """The decode family's rules: tokens per pass (block_m) 1..8 on the CUDA cores or 16..128
+    through tl.dot, weight rows per program (block_n), K block, and the register / shared
+    memory each mode holds."""
+    t = problem.type
+    in_bytes = BY_NAME[t.a_type].bytes
+    fma = cfg.template == "decode_fma"
+    if in_bytes == 1 and not fma:
+        return f"fp8 inputs in {cfg.template} (only decode_fma takes fp8 here)"
+    low_m, high_m = (1, 8) if fma else (16, 128)
+    low_n = 8 if fma else 16
+    for field, low, high in (("block_m", low_m, high_m), ("block_n", low_n, 256),
+                             ("block_k", 32, 1024 if fma else 256)):
+        reason = _pow2_in(cfg, field, low, high)
+        if reason is not None:
+            return reason
+    if cfg.num_warps not in DECODE_WARPS:
+        return f"num_warps {cfg.num_warps} not in {DECODE_WARPS} for {cfg.template}"
+    if not 1 <= cfg.num_stages <= 6:
+        return f"num_stages {cfg.num_stages} not in [1, 6] for {cfg.template}"
+    if cfg.group_m != 1:
+        return f"group_m {cfg.group_m} != 1 ({cfg.template} orders programs by weight panel)"
+    if cfg.split_k < 1:
+        return f"split_k {cfg.split_k} < 1"
+    reason = _beyond_problem(cfg, problem, {"block_m": low_m, "block_n": low_n, "block_k": 32})
+    if reason is not None:
+        return reason
+    threads = 32 * cfg.num_warps
+    if fma:
+        regs = cfg.block_m * cfg.block_n * cfg.block_k / threads
+        if regs > MAX_FMA_REGS:
+            return (f"products need {regs:g} fp32 registers per thread ({cfg.block_m}x"
+                    f"{cfg.block_n}x{cfg.block_k} over {cfg.num_warps} warps) > {MAX_FMA_REGS}")
+    else:
+        regs = acc_registers(cfg)
+        if regs > MAX_ACC_REGS:
+            return (f"accumulator needs {regs:g} fp32 registers per thread "
+                    f"({cfg.block_m}x{cfg.block_n} over {cfg.num_warps} warps) > {MAX_ACC_REGS}")
+        smem = smem_bytes(cfg, in_bytes, BY_NAME[t.d_type].bytes)
+        if smem > smem_limit:
+            return (f"shared memory {smem} B ({cfg.num_stages} stages x ({cfg.block_m}+"
+                    f"{cfg.block_n}) x {cfg.block_k} x {in_bytes:g} B) > {smem_limit} B")
+    return _split_reason(cfg, problem)
+
+
+def _tile_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> str | None:
+    """The rules of the tiled, splitk and persistent_tma templates."""
+    t = problem.type
     in_bytes, out_bytes = BY_NAME[t.a_type].bytes, BY_NAME[t.d_type].bytes
 
     for field in ("block_m", "block_n", "block_k"):
@@ -210,13 +317,9 @@ def infeasible_reason(cfg: TritonConfig, problem: GemmProblem,
     if cfg.group_m < 1:
         return f"group_m {cfg.group_m} < 1"
 
-    # blocks larger than the (power-of-two padded) problem only compute padding
-    for field, dim, label in (("block_m", problem.n, "N (rows of D)"),
-                              ("block_n", problem.m, "M (columns of D)"),
-                              ("block_k", problem.k, "K")):
-        value = getattr(cfg, field)
-        if value > max(16, _next_pow2(dim)):
-            return f"{field} {value} exceeds {label} = {dim} padded to {max(16, _next_pow2(dim))}"
+    reason = _beyond_problem(cfg, problem, {"block_m": 16, "block_n": 16, "block_k": 16})
+    if reason is not None:
+        return reason
 
     regs = acc_registers(cfg)
     if regs > MAX_ACC_REGS:
@@ -231,13 +334,9 @@ def infeasible_reason(cfg: TritonConfig, problem: GemmProblem,
     if cfg.template == "splitk":
         if cfg.split_k < 2:
             return f"split_k {cfg.split_k} < 2 for the splitk template (use tiled)"
-        blocks = k_blocks(cfg, problem.k)
-        if cfg.split_k > blocks:
-            return (f"split_k {cfg.split_k} > {blocks} K blocks of {cfg.block_k} "
-                    f"(K = {problem.k}): some slices would be empty")
-        ws = workspace_bytes(cfg, problem)
-        if ws > MAX_WORKSPACE_BYTES:
-            return f"split-K workspace {ws} B > {MAX_WORKSPACE_BYTES} B"
+        reason = _split_reason(cfg, problem)
+        if reason is not None:
+            return reason
     elif cfg.split_k != 1:
         return f"split_k {cfg.split_k} != 1 for the {cfg.template} template"
 
@@ -329,6 +428,14 @@ def _k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, syc,
     return acc
 
 
+def _k_slice(K, split, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr):  # noqa: F821
+    """K blocks [start, stop) of split-K slice ``split`` (the last slice may be shorter)."""
+    kb_total = tl.cdiv(K, BLOCK_K)  # noqa: F821
+    per_split = tl.cdiv(kb_total, SPLIT_K)  # noqa: F821
+    kb_start = split * per_split
+    return kb_start, tl.minimum(kb_start + per_split, kb_total)  # noqa: F821
+
+
 def _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc):
     d = d_ptr + rm[:, None].to(tl.int64) * sdr + rn[None, :].to(tl.int64) * sdc  # noqa: F821
     tl.store(d, acc.to(d_ptr.dtype.element_ty),  # noqa: F821
@@ -361,13 +468,20 @@ def _splitk_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
     pid_m, pid_n = _grouped_tile(tile, tiles_m, tiles_n, GROUP_M)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
-    kb_total = tl.cdiv(K, BLOCK_K)  # noqa: F821
-    per_split = tl.cdiv(kb_total, SPLIT_K)  # noqa: F821
-    kb_start = split * per_split
-    kb_stop = tl.minimum(kb_start + per_split, kb_total)  # noqa: F821
+    kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
     acc = _k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_start, kb_stop, sxr, sxk, syk, syc,
                   BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, PRECISION)
 
+    _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                  BLOCK_M, BLOCK_N, SPLIT_K)
+
+
+def _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                  SPLIT_K: tl.constexpr):  # noqa: F821
+    """Split-K inside the launch: park this slice's fp32 partial tile, and let the program that
+    arrives last at the tile's counter sum all slices in split order (deterministic), store D
+    and reset the counter (so the launch can be replayed)."""
     # partial tiles of one tile are contiguous: ws[tile, split, BLOCK_M, BLOCK_N]
     cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]  # noqa
     tile_ws = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)  # noqa: F821
@@ -385,6 +499,71 @@ def _splitk_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
                              cache_modifier=".cg")
         _store_tile(d_ptr, total, rm, rn, R, C, sdr, sdc)
         tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")  # noqa: F821
+
+
+def _decode_k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, syc,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                   BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr,  # noqa: F821
+                   MODE: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
+    """fp32 [BLOCK_M, BLOCK_N] sum over K blocks [kb_start, kb_stop) of X[rm, k] W[rn, k]
+    (W = Y^T, the weights). The weight panel is loaded as [BLOCK_N, BLOCK_K] rows, K
+    innermost (16-byte loads when K is contiguous), marked evict_first: it is read once."""
+    rk = tl.arange(0, BLOCK_K)  # noqa: F821
+    x_rows = x_ptr + rm[:, None].to(tl.int64) * sxr  # noqa: F821
+    w_rows = y_ptr + rn[:, None].to(tl.int64) * syc  # noqa: F821
+    if MODE == 0:  # CUDA cores: products kept per K lane, summed once after the loop
+        acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)  # noqa: F821
+    elif MODE == 1:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
+    else:
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # noqa: F821
+    for kb in tl.range(kb_start, kb_stop):  # noqa: F821
+        k = (kb * BLOCK_K + rk)[None, :]
+        if EVEN_K:
+            x = tl.load(x_rows + k.to(tl.int64) * sxk, eviction_policy="evict_last")  # noqa
+            w = tl.load(w_rows + k.to(tl.int64) * syk, eviction_policy="evict_first")  # noqa
+        else:
+            x = tl.load(x_rows + k.to(tl.int64) * sxk, mask=k < K, other=0.0,  # noqa: F821
+                        eviction_policy="evict_last")
+            w = tl.load(w_rows + k.to(tl.int64) * syk, mask=k < K, other=0.0,  # noqa: F821
+                        eviction_policy="evict_first")
+        if MODE == 0:
+            acc += (x.to(tl.float32)[:, None, :]  # noqa: F821
+                    * w.to(tl.float32)[None, :, :])  # noqa: F821
+        elif MODE == 1:
+            acc = tl.dot(x, tl.trans(w), acc, input_precision=PRECISION)  # noqa: F821
+        else:
+            acc = tl.dot(w, tl.trans(x), acc, input_precision=PRECISION)  # noqa: F821
+    if MODE == 0:
+        out = tl.sum(acc, axis=2)  # noqa: F821
+    elif MODE == 1:
+        out = acc
+    else:
+        out = tl.trans(acc)  # noqa: F821
+    return out
+
+
+def _decode_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, syk, syc,
+                   sdr, sdc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                   BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,  # noqa: F821
+                   EVEN_K: tl.constexpr, MODE: tl.constexpr,  # noqa: F821
+                   PRECISION: tl.constexpr):  # noqa: F821
+    tile = tl.program_id(0)  # noqa: F821
+    split = tl.program_id(1)  # noqa: F821
+    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
+    # the token tiles of one weight panel are neighbours: they run together and share it in L2
+    pid_m = tile % tiles_m
+    pid_n = tile // tiles_m
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
+    kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
+    acc = _decode_k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_start, kb_stop, sxr, sxk, syk,
+                         syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, MODE, PRECISION)
+    if SPLIT_K == 1:
+        _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
+    else:
+        _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                      BLOCK_M, BLOCK_N, SPLIT_K)
 
 
 def _persistent_tma_kernel(x_desc, y_desc, d_desc, R, C, K,
@@ -422,11 +601,14 @@ def _jit() -> dict:
     import triton.language as tl  # noqa: F811
 
     module = globals()
-    for helper in ("_grouped_tile", "_k_loop", "_store_tile"):
+    for helper in ("_grouped_tile", "_k_loop", "_k_slice", "_store_tile", "_reduce_split",
+                   "_decode_k_loop"):
         if not isinstance(module[helper], triton.JITFunction):
             module[helper] = triton.jit(module[helper])
+    decode = triton.jit(_decode_kernel)
     return {"tiled": triton.jit(_tiled_kernel), "splitk": triton.jit(_splitk_kernel),
-            "persistent_tma": triton.jit(_persistent_tma_kernel)}
+            "persistent_tma": triton.jit(_persistent_tma_kernel),
+            **{name: decode for name in DECODE_TEMPLATES}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,7 +637,11 @@ def _tiles(cfg: TritonConfig, rows: int, cols: int) -> int:
 def _constexprs(cfg: TritonConfig, problem: GemmProblem) -> dict:
     out = {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k,
            "GROUP_M": cfg.group_m, "PRECISION": precision(problem)}
-    if cfg.template == "splitk":
+    if cfg.template in DECODE_TEMPLATES:
+        del out["GROUP_M"]
+        out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0,
+                   MODE=DECODE_MODE[cfg.template])
+    elif cfg.template == "splitk":
         out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0)
     elif cfg.template == "tiled":
         out["EVEN_K"] = problem.k % cfg.block_k == 0
@@ -474,7 +660,7 @@ def _call(cfg: TritonConfig, problem: GemmProblem, x, y, d, ws=None, counts=None
     if cfg.template == "tiled":
         args = (x, y, d, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
         return (tiles,), args, kwargs
-    if cfg.template == "splitk":
+    if cfg.template == "splitk" or cfg.template in DECODE_TEMPLATES:
         args = (x, y, d, ws, counts, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
         return (tiles, cfg.split_k), args, kwargs
     from triton.tools.tensor_descriptor import TensorDescriptor
@@ -537,7 +723,8 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
     ws = counts = None
     strides = {"R": problem.n, "C": problem.m, "K": problem.k, "sx": tuple(x.stride()),
                "sy": tuple(y.stride()), "sd": tuple(d.stride())}
-    if cfg.template == "splitk":
+    if workspace_bytes(cfg, problem) or cfg.template in DECODE_TEMPLATES:
+        # (decode with split_k 1 never touches them, but takes the same argument types)
         ws = _workspace(device, workspace_bytes(cfg, problem) // 4, "float32", zero=False)
         counts = _workspace(device, _tiles(cfg, problem.n, problem.m), "int32", zero=True)
     if cfg.template == "persistent_tma":

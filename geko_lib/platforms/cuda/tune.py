@@ -44,20 +44,26 @@ IN_FLIGHT = "triton_in_flight.txt"  # the config being measured (left behind by 
 LIBRARY_DEFAULTS = {"ScheduleName": "h200", "ArchitectureName": "sm_90",
                     "DeviceNames": ["NVIDIA H200"]}
 GA_DEFAULTS = {"n_gen": 12, "population": 32, "seed": 0}
+# decode GEMMs are tuned one by one (per_size): seeds first, then a small GA of their own, then
+# the best few re-timed side by side; the evaluation budget is per GEMM, not per cluster
+DECODE_GA_DEFAULTS = {"n_gen": 3, "population": 12, "seed": 0, "per_size": True,
+                      "finalists": 4}
 MEASURE_DEFAULTS = {"error_threshold": None, "compile_workers": None, "repeats": 10}
 
 # search spaces per cluster: template/split-K entries move together (a GA group)
 SPACES = {
+    # the decode family first (weights streamed once for all tokens, split-K in the launch),
+    # the general split-K template beside it; block_m is tokens per pass
     "decode": {
-        "kernel": ([{"template": "tiled", "split_k": 1}]
-                   + [{"template": "splitk", "split_k": s} for s in (2, 4, 8, 16)]
-                   + [{"template": "persistent_tma", "split_k": 1}]),
-        "block_m": [16, 32, 64],
-        "block_n": [32, 64, 128, 256],
-        "block_k": [64, 128, 256],
-        "group_m": [1, 8],
+        "kernel": ([{"template": t, "split_k": s} for t in tg.DECODE_TEMPLATES
+                    for s in (1, 2, 4, 8, 16)]
+                   + [{"template": "splitk", "split_k": s} for s in (2, 4, 8)]),
+        "block_m": [1, 2, 4, 8, 16, 32, 64, 128],
+        "block_n": [8, 16, 32, 64, 128, 256],
+        "block_k": [64, 128, 256, 512, 1024],
+        "group_m": [1],
         "num_warps": [2, 4, 8],
-        "num_stages": [2, 3, 4, 5, 6],
+        "num_stages": [2, 3, 4, 5],
     },
     "prefill": {
         "kernel": ([{"template": "tiled", "split_k": 1}]
@@ -74,7 +80,8 @@ SPACES = {
 SPACE_KEYS = ("kernel", "block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages")
 OPTIONS = ("n_gen", "population", "seed", "max_sizes_per_config", "decode_max_tokens",
            "error_threshold", "compile_workers", "repeats", "schedule_name",
-           "architecture_name", "device_names")
+           "architecture_name", "device_names", "decode_n_gen", "decode_population",
+           "finalists", "seed_library")
 IGNORED_OPTIONS = ("backend", "arch")  # the workflow passes them for every platform
 
 
@@ -99,6 +106,7 @@ class TritonTuning:
     ga: dict = field(default_factory=lambda: dict(GA_DEFAULTS))
     measure: dict = field(default_factory=lambda: dict(MEASURE_DEFAULTS))
     library: dict = field(default_factory=lambda: dict(LIBRARY_DEFAULTS))
+    seeds: list = field(default_factory=list)  # per size: config params measured first
 
     @property
     def problems(self) -> list[GemmProblem]:
@@ -108,7 +116,17 @@ class TritonTuning:
         return {"Format": FORMAT, "Version": VERSION, "Name": self.name,
                 "GemmType": self.gemm_type.log_fields(), "Cluster": self.cluster,
                 "Sizes": [list(s) for s in self.sizes], "Space": self.space, "GA": self.ga,
-                "Measure": self.measure, "LibraryLogic": self.library}
+                "Measure": self.measure, "LibraryLogic": self.library,
+                "Seeds": [[dict(p) for p in per_size] for per_size in self.seeds]}
+
+    def one_size(self, index: int) -> "TritonTuning":
+        """This file narrowed to its ``index``-th size (per-size tuning)."""
+        return TritonTuning(f"{self.name}_size{index}", self.gemm_type, [self.sizes[index]],
+                            self.cluster, self.space, dict(self.ga), dict(self.measure),
+                            dict(self.library), [self.seeds_of(index)])
+
+    def seeds_of(self, index: int) -> list[dict]:
+        return list(self.seeds[index]) if index < len(self.seeds) else []
 
     def dump(self, path: Path) -> Path:
         header = (f"# geko Triton tuning config {self.name} ({self.cluster} sizes), cuda "
@@ -131,13 +149,22 @@ class TritonTuning:
                 raise TuningFileError(f"{path}: Space lacks {', '.join(missing)}")
             for entry in space["kernel"]:
                 tg.TritonConfig(entry["template"], 16, 16, 16, split_k=int(entry["split_k"]))
+            seeds = data.get("Seeds") or []
+            if len(seeds) not in (0, len(sizes)):
+                raise TuningFileError(f"{path}: Seeds has {len(seeds)} lists for "
+                                      f"{len(sizes)} Sizes")
+            seeds = [[tg.TritonConfig.from_params(p).to_params() for p in per_size]
+                     for per_size in seeds]
             return cls(name=str(data["Name"]), gemm_type=gemm_type, sizes=sizes,
                        cluster=str(data.get("Cluster", "")), space=space,
                        ga={**GA_DEFAULTS, **(data.get("GA") or {})},
                        measure={**MEASURE_DEFAULTS, **(data.get("Measure") or {})},
-                       library={**LIBRARY_DEFAULTS, **(data.get("LibraryLogic") or {})})
+                       library={**LIBRARY_DEFAULTS, **(data.get("LibraryLogic") or {})},
+                       seeds=seeds)
         except TuningFileError:
             raise
+        except tg.TritonConfigError as exc:
+            raise TuningFileError(f"{path}: Seeds: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise TuningFileError(f"{path}: {type(exc).__name__}: {exc}") from None
 
@@ -172,15 +199,17 @@ def configure(gemm_type: GemmType, sizes, out_dir, options: dict | None = None) 
     per_config = int(opts.get("max_sizes_per_config", MAX_SIZES_PER_CONFIG))
     if per_config < 1:
         raise ValueError("max_sizes_per_config must be positive")
-    ga_settings = {k: int(opts.get(k, v)) for k, v in GA_DEFAULTS.items()}
+    ga_settings = {"prefill": {k: int(opts.get(k, v)) for k, v in GA_DEFAULTS.items()},
+                   "decode": decode_ga_settings(opts)}
     measure = {k: opts.get(k, v) for k, v in MEASURE_DEFAULTS.items()}
+    earlier = seed_winners(opts.get("seed_library"), gemm_type)
     library = {"ScheduleName": opts.get("schedule_name", LIBRARY_DEFAULTS["ScheduleName"]),
                "ArchitectureName": opts.get("architecture_name",
                                             LIBRARY_DEFAULTS["ArchitectureName"]),
                "DeviceNames": list(opts.get("device_names", LIBRARY_DEFAULTS["DeviceNames"]))}
 
     clusters: dict[str, list] = {"decode": [], "prefill": []}
-    for size in tuning_configure._sizes(gemm_type, sizes):
+    for size in tuning_configure.tuning_sizes(gemm_type, sizes):
         if size[2] != 1:
             log.warning("%s: size %s is batched; Triton tuning does batch 1 only, no config",
                         gemm_type.name, list(size))
@@ -192,12 +221,113 @@ def configure(gemm_type: GemmType, sizes, out_dir, options: dict | None = None) 
         members.sort(key=lambda s: (s[1], s[0], s[3]))
         for start in range(0, len(members), per_config):
             name = f"{gemm_type.name}_{len(paths)}"
-            cfg = TritonTuning(name, gemm_type, members[start:start + per_config], cluster,
+            chunk = members[start:start + per_config]
+            seeds = ([seed_configs(GemmProblem(gemm_type, *size), earlier) for size in chunk]
+                     if cluster == "decode" else [])
+            cfg = TritonTuning(name, gemm_type, chunk, cluster,
                                {k: list(v) for k, v in SPACES[cluster].items()},
-                               dict(ga_settings), dict(measure), library)
+                               dict(ga_settings[cluster]), dict(measure), library, seeds)
             paths.append(cfg.dump(out_dir / f"{name}.yaml"))
     tuning_configure._remove_stale(out_dir, gemm_type.name, {p.name for p in paths})
     return paths
+
+
+def decode_ga_settings(opts: dict) -> dict:
+    """The per-GEMM GA of decode clusters: ``decode_n_gen`` / ``decode_population`` /
+    ``finalists`` options, ``seed`` shared with the prefill GA."""
+    return {"n_gen": int(opts.get("decode_n_gen", DECODE_GA_DEFAULTS["n_gen"])),
+            "population": int(opts.get("decode_population", DECODE_GA_DEFAULTS["population"])),
+            "seed": int(opts.get("seed", DECODE_GA_DEFAULTS["seed"])), "per_size": True,
+            "finalists": int(opts.get("finalists", DECODE_GA_DEFAULTS["finalists"]))}
+
+
+# --------------------------------------------------------------------------------------------
+# seeds: what to measure first on a decode GEMM
+
+TARGET_PROGRAMS = 2 * tg.H200_SMS  # enough tl.dot programs that every SM streams weights
+# the CUDA-core kernel keeps few bytes in flight per program (no software pipeline): it wants
+# many programs per SM (seeded at 2, 8 and 16 programs per SM)
+FMA_TARGET_PROGRAMS = 8 * tg.H200_SMS
+
+
+def _split_for(programs: int, k_blocks: int, target: int) -> int:
+    """The smallest power-of-two split reaching ``target`` programs (at most 16, k_blocks)."""
+    split = 1
+    while programs * split < target and split * 2 <= min(16, k_blocks):
+        split *= 2
+    return split
+
+
+def _seed(template: str, problem: GemmProblem, block_m: int, block_n: int, block_k: int,
+          warps: int, stages: int, target: int) -> tg.TritonConfig | None:
+    """A feasible config of these blocks, split to ``target`` programs and with the deepest
+    pipeline at most ``stages`` that fits (None if none fits)."""
+    tiles = -(-problem.m // block_n) * -(-problem.n // block_m)
+    split = _split_for(tiles, -(-problem.k // block_k), target)
+    for depth in range(stages, 1, -1):
+        cfg = tg.TritonConfig(template, block_m, block_n, block_k, 1, split, warps, depth)
+        if tg.infeasible_reason(cfg, problem) is None:
+            return cfg
+    return None
+
+
+FMA_SEEDS = ((8, 512, 4), (8, 256, 4), (16, 256, 4), (8, 1024, 8), (16, 512, 8))
+MMAW_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 4), (128, 64, 4, 4),
+              (32, 128, 4, 4), (128, 128, 8, 3))
+MMA_SEEDS = ((32, 256, 4, 4), (64, 128, 4, 4), (32, 128, 2, 4))
+
+
+def rule_seeds(problem: GemmProblem) -> list[tg.TritonConfig]:
+    """Configs shaped by the decode measurements (shared/reference/h200_measurements.md):
+    up to 8 tokens on the CUDA cores with 8-16 weight rows x 256-1024 K per program, more
+    tokens through tl.dot (weights as the MMA's rows first); each split-K to two targets of
+    programs per SM."""
+    tokens = tg._next_pow2(problem.n)
+    shapes = []
+    if problem.n <= 8:
+        shapes += [("decode_fma", tokens, bn, bk, w, 3, t) for bn, bk, w in FMA_SEEDS
+                   for t in (TARGET_PROGRAMS, FMA_TARGET_PROGRAMS, 2 * FMA_TARGET_PROGRAMS)]
+    mma_m = min(128, max(16, tokens))
+    for template, table in (("decode_mmaw", MMAW_SEEDS), ("decode_mma", MMA_SEEDS)):
+        for bn, bk, w, stages in table:
+            warps = 8 if mma_m * bn >= 128 * 64 else w
+            shapes += [(template, mma_m, bn, bk, warps, stages, t)
+                       for t in (TARGET_PROGRAMS, 2 * TARGET_PROGRAMS)]
+    out = [_seed(template, problem, *rest) for template, *rest in shapes]
+    return [c for c in dict.fromkeys(out) if c is not None]
+
+
+def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonConfig]]:
+    """(size, config) of every Triton solution of ``gemm_type`` in an earlier tuning's
+    library logic (the ``seed_library`` option: a directory, searched recursively, e.g. a
+    tune run's ``optimizations`` or ``libs``); none without one."""
+    if not library:
+        return []
+    from .platform import solutions_in
+
+    path = Path(library)
+    if not path.is_dir():
+        raise TuningFileError(f"seed_library {path}: not a directory of library logic")
+    found = {}
+    for folder in sorted({p.parent for p in path.rglob("*.yaml")}):
+        found.update(solutions_in(folder))
+    return [(size, tg.TritonConfig.from_params(dict(sol["Triton"])))
+            for (t, size), sol in sorted(found.items(), key=lambda kv: kv[0][1])
+            if t == gemm_type and sol.get("Backend") == "triton"]
+
+
+def _shape_distance(a, b) -> float:
+    """log-distance of two [M, N, batch, K] sizes (tokens weigh double: they pick the mode)."""
+    logs = [math.log2(max(1, int(v))) for v in (a[0], a[1], a[3], b[0], b[1], b[3])]
+    return abs(logs[0] - logs[3]) + 2 * abs(logs[1] - logs[4]) + abs(logs[2] - logs[5])
+
+
+def seed_configs(problem: GemmProblem, earlier=(), nearest: int = 4) -> list[dict]:
+    """The seeds of one decode GEMM: the winners of the ``nearest`` most similar shapes of an
+    earlier tuning first (where they can run this one), then the rule seeds."""
+    ranked = sorted(earlier, key=lambda sc: _shape_distance(sc[0], problem.size))
+    chosen = [cfg for _, cfg in ranked[:nearest] if tg.infeasible_reason(cfg, problem) is None]
+    return [c.to_params() for c in dict.fromkeys(chosen + rule_seeds(problem))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,14 +351,15 @@ class Measurer:
     """The real evaluator: compile in parallel, time with ``timing``, check numerics of every
     would-be best. Scores are GFLOP/s; 0 for infeasible, failed or wrong kernels."""
 
-    def __init__(self, tuning: TritonTuning, build_dir: Path, device: int):
+    def __init__(self, tuning: TritonTuning, build_dir: Path, device: int, executor=None):
         self.tuning, self.device = tuning, device
         self.build_dir = Path(build_dir)
         self.threshold = error_threshold(tuning.gemm_type, tuning.measure.get("error_threshold"))
         workers = tuning.measure.get("compile_workers")
         self.workers = tg.default_workers() if workers is None else int(workers)
         self.repeats = int(tuning.measure.get("repeats") or 10)
-        self.executor = None
+        self.executor = executor  # compile workers (shared across per-size measurers)
+        self._own_executor = executor is None
         self.best = np.zeros(len(tuning.sizes))  # accepted (checked) best per size
         self.quarantine = self._read_quarantine()
         self.rejected: dict[str, str] = {}  # config name -> why it scored 0 (for the log)
@@ -258,9 +389,32 @@ class Measurer:
                 self.best = np.nan_to_num(np.array(best, dtype=float))
 
     def close(self) -> None:
-        if self.executor is not None:
+        if self.executor is not None and self._own_executor:
             self.executor.shutdown(wait=True)
-            self.executor = None
+        self.executor = None
+
+    def finalists(self, configs: list, problem: GemmProblem) -> list[float]:
+        """GFLOP/s of ``configs`` re-timed side by side (replays interleaved, fresh operands,
+        as the final benchmark times them); 0 for a config that fails or computes wrong."""
+        from . import timing
+
+        sets = timing.make_operands(problem, self.device, seed=2000)
+        ready, calls = [], []
+        for cfg in configs:
+            try:
+                calls.append([tg.launcher(cfg, ops) for ops in sets])
+                ready.append(cfg)
+            except Exception as exc:
+                self.rejected[cfg.name] = f"launch: {type(exc).__name__}: {exc}"[:300]
+        out = {cfg: 0.0 for cfg in configs}
+        if ready:
+            timings = timing.time_side_by_side(calls, repeats=self.repeats)
+            ref = timing.reference(sets[0])
+            for cfg, measured in zip(ready, timings):
+                if self._correct(cfg, sets[0], ref):
+                    out[cfg] = problem.flops / measured.us / 1e3
+        del sets
+        return [out[c] for c in configs]
 
     def __call__(self, configs: list, problems: list) -> np.ndarray:
         from . import timing
@@ -361,10 +515,19 @@ def optimize(tuning_yaml, build_dir, device: int, *, evaluate: Evaluate | None =
     """Run one Triton tuning YAML; returns ``build_dir/3_LibraryLogic``. ``evaluate(configs,
     problems)`` -> GFLOP/s of shape (len(problems), len(configs)) replaces the measurement
     (tests drive the GA on a CPU with a fake one); configs infeasible on a size score 0 there
-    whatever it returns, and are never passed when infeasible on every size."""
+    whatever it returns, and are never passed when infeasible on every size. A file whose GA
+    settings say ``per_size`` (decode clusters) is tuned one size at a time."""
     tuning = TritonTuning.load(tuning_yaml)
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
+    if tuning.ga.get("per_size"):
+        chosen = _optimize_per_size(tuning, build_dir, device, evaluate)
+        lib = liblogic.build(library_template(tuning), chosen,
+                             key=lambda sol: sol["SolutionNameMin"])
+        if not lib.exact_logic:
+            raise RuntimeError(f"{tuning.name}: no Triton config ran correctly on any size")
+        tune.write_logic(lib, build_dir, header=NOTE)
+        return build_dir / tune.LOGIC_DIR
     problems = tuning.problems
     space = ga_space(tuning)
     checkpoint = build_dir / tune.CHECKPOINT
@@ -401,6 +564,96 @@ def optimize(tuning_yaml, build_dir, device: int, *, evaluate: Evaluate | None =
         raise RuntimeError(f"{tuning.name}: no Triton config ran correctly on any size")
     tune.write_logic(lib, build_dir, header=NOTE)
     return build_dir / tune.LOGIC_DIR
+
+
+def _masked_evaluator(evaluate: Evaluate, problems: list) -> Callable[[list], np.ndarray]:
+    """GA batch (param dicts) -> scores, 0 where a config cannot run a size; every config is
+    measured once (a seed the GA draws again reuses its score)."""
+    known: dict = {}
+
+    def batch_scores(batch: list[dict]) -> np.ndarray:
+        configs = [tg.TritonConfig.from_params(p) for p in batch]
+        new = [c for c in dict.fromkeys(configs) if c not in known]
+        if new:
+            mask = np.array([[tg.infeasible_reason(c, p) is None for c in new]
+                             for p in problems], dtype=bool)
+            scores = np.asarray(evaluate(new, problems), dtype=np.float64)
+            if scores.shape != mask.shape:
+                raise ga.GAError(f"evaluate returned shape {scores.shape}, expected "
+                                 f"{mask.shape}")
+            scores = np.where(mask & np.isfinite(scores), scores, 0.0)
+            known.update({c: scores[:, j] for j, c in enumerate(new)})
+        return np.stack([known[c] for c in configs], axis=1)
+
+    batch_scores.known = known
+    return batch_scores
+
+
+def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
+                       evaluate: Evaluate | None) -> list[tuple]:
+    """Per size: its seeds, then a GA of its own (``n_gen`` x ``population`` evaluations per
+    GEMM), then the best ``finalists`` re-timed side by side; (problem, solution, GFLOP/s) of
+    every size that got a correct kernel."""
+    executor = None
+    if evaluate is None:
+        workers = tuning.measure.get("compile_workers")
+        workers = tg.default_workers() if workers is None else int(workers)
+        executor = tg.make_executor(workers) if workers > 1 else None
+    chosen = []
+    try:
+        for index in range(len(tuning.sizes)):
+            one = tuning.one_size(index)
+            measurer = None if evaluate is not None else Measurer(one, build_dir, device,
+                                                                  executor)
+            picked = _tune_one_size(one, build_dir / f"size{index}", measurer or evaluate,
+                                    measurer)
+            if picked is not None:
+                chosen.append(picked)
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
+    return chosen
+
+
+def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,
+                   measurer: "Measurer | None") -> tuple | None:
+    problem = one.problems[0]
+    build_dir.mkdir(parents=True, exist_ok=True)
+    scores_of = _masked_evaluator(evaluate, [problem])
+    seeds = [p for p in one.seeds_of(0)
+             if tg.infeasible_reason(tg.TritonConfig.from_params(p), problem) is None]
+    if seeds:
+        scores_of(seeds)
+    settings = one.ga
+    space = ga_space(one)
+    progress = tune.progress_logger(one.name, total=int(settings["n_gen"]))
+    try:
+        ga.run(space, scores_of, checkpoint=build_dir / tune.CHECKPOINT, progress=progress,
+               seed=int(settings["seed"]), n_gen=int(settings["n_gen"]),
+               pop_size=max(2, min(int(settings["population"]), space.size)))
+    except ga.GAError as exc:  # too few valid configs left for a population: seeds stand
+        log.warning("%s: GA stopped: %s", one.name, exc)
+    finally:
+        progress.close()
+    ranked = sorted(((float(v[0]), c) for c, v in scores_of.known.items() if v[0] > 0),
+                    key=lambda sc: (-sc[0], sc[1].name))
+    finalists = [c for _, c in ranked[:max(1, int(settings.get("finalists", 4)))]]
+    if not finalists:
+        log.warning("%s: no valid kernel for size %s", one.name, list(problem.size))
+        return None
+    if measurer is not None:
+        final = measurer.finalists(finalists, problem)
+        if measurer.rejected:
+            log.info("%s: %d configs rejected, e.g. %s", one.name, len(measurer.rejected),
+                     "; ".join(f"{k}: {v}" for k, v in list(measurer.rejected.items())[:3]))
+    else:
+        final = [float(scores_of.known[c][0]) for c in finalists]
+    gflops, best = max(zip(final, finalists), key=lambda gc: gc[0])
+    if gflops <= 0:
+        return None
+    log.info("%s: %s %.1f GFLOP/s (%d configs measured)", one.name, best.name, gflops,
+             len(scores_of.known))
+    return problem, solution(best.to_params()), gflops
 
 
 def solution(params: dict) -> dict:
