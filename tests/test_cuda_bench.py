@@ -1,0 +1,56 @@
+"""bench/bench_h200.py's floor: a lower bound built from the best ceilings the run measured."""
+import importlib.util
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_h200", ROOT / "bench" / "bench_h200.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def frame():
+    # a decode GEMM whose kernel reads faster than the run's copy, a small GEMM and a large
+    # compute-bound one faster than the run's 8192^3 matmul rate
+    return pd.DataFrame([
+        {"gemm": "decode", "n": 1, "flops": 2 * 4096 * 4096, "bytes": 33_570_816,
+         "copy_us": 10.0, "default": 13.0, "final": 9.0, "call_count": 10},
+        {"gemm": "small", "n": 8, "flops": 2 * 1024 * 1024 * 8, "bytes": 2_000_000,
+         "copy_us": 3.0, "default": 4.0, "final": 4.0, "call_count": 10},
+        {"gemm": "prefill", "n": 8192, "flops": 2 * 8192**3, "bytes": 400_000_000,
+         "copy_us": 100.0, "default": 1500.0, "final": 1300.0, "call_count": 1},
+    ])
+
+
+def test_floor_is_a_lower_bound_of_every_time(bench):
+    data = frame()
+    data["floor"], ceilings = bench.honest_floor(data, matmul_tflops=700.0)
+    # the peak is the prefill kernel's rate (845.8 TFLOP/s), above the matmul's 700
+    assert ceilings["peak_tflops"] == pytest.approx(2 * 8192**3 / 1300.0 / 1e6)
+    assert data.loc[2, "floor"] == pytest.approx(1300.0)
+    # the decode kernel moved its bytes in 9 us: that bandwidth is the floor's, not the copy's
+    assert data.loc[0, "floor"] == pytest.approx(9.0)
+    # a larger GEMM never gets a lower bandwidth than a smaller one reached
+    assert ceilings["bandwidth_tbps"][400_000_000] >= ceilings["bandwidth_tbps"][33_570_816]
+    assert data.loc[1, "floor"] == pytest.approx(3.0)  # its copy was faster than its kernels
+    assert bench.floor_flaws(data) == []
+    summary = bench.summarize_runs(data)
+    assert summary["floor_flaws"] == []
+    assert all(v <= 100 + 1e-9 for v in summary["pct_of_floor"].values())
+
+
+def test_a_time_under_the_floor_is_reported(bench):
+    data = frame()
+    data["floor"], _ = bench.honest_floor(data, matmul_tflops=700.0)
+    data.loc[1, "final"] = 2.0  # e.g. a column added after the floor was computed
+    (flaw,) = bench.floor_flaws(data)
+    assert flaw.startswith("small final: 2.00 us < floor 3.00 us")
+    assert not math.isnan(bench.summarize_runs(data)["decode_pct_floor_final"]["n<=16 min"])
