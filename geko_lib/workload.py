@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import files, gemm
+from . import files, gemm, type_support
 from .errors import GekoError
 
 log = logging.getLogger(__name__)
@@ -588,7 +588,7 @@ def _nulls(values: Sequence) -> list[int]:
     return [i for i, v in enumerate(values) if v is None]
 
 
-def _normalize(rows: _Rows) -> pd.DataFrame:
+def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
     path, line_of = rows.path, rows.line_of
     n = len(rows)
     if n == 0:
@@ -646,6 +646,7 @@ def _normalize(rows: _Rows) -> pd.DataFrame:
     if errors:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
+    _refuse_unsupported_types(out, path, line_of, platform)
 
     given = cols.get("scale_type")
     if given is None or None in given:  # default: the compute type without c_ and x (c_xf32_r -> f32_r)
@@ -672,6 +673,19 @@ def _normalize(rows: _Rows) -> pd.DataFrame:
             data[field] = pd.Series(list(values), dtype="str")
     df = pd.DataFrame(data)
     return _aggregate(df, path)
+
+
+def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) -> None:
+    """The first row whose (a, b, c, d, compute) types the platform's library cannot run (any
+    library, when no platform is given) is refused, naming its line and the offending field."""
+    seen = set()
+    for i, combo in enumerate(zip(*(out[f] for f in _DTYPE_FIELDS))):
+        if combo in seen:
+            continue
+        seen.add(combo)
+        problem = type_support.unsupported(combo, platform)
+        if problem:
+            raise WorkloadError(path, line_of(i), *problem)
 
 
 def _aggregate(df: pd.DataFrame, path) -> pd.DataFrame:
@@ -850,7 +864,7 @@ def _bench_rows(path, counts: Counter) -> _Rows:
     return rows
 
 
-def read_bench_commands(path) -> pd.DataFrame:
+def read_bench_commands(path, *, platform: str | None = None) -> pd.DataFrame:
     """A HIPBLASLT_LOG_MASK=32 log: one ``hipblaslt-bench ...`` command line per GEMM call.
 
     Flags named like a log field (``-m/-n/-k`` -> ``M/N/K``, ``--lda``, ``--transA``, ``--a_type``,
@@ -861,14 +875,14 @@ def read_bench_commands(path) -> pd.DataFrame:
     problem = _missing_file(path)
     if problem:
         raise problem
-    return _normalize(_bench_rows(path, _count_lines(path)))
+    return _normalize(_bench_rows(path, _count_lines(path)), platform)
 
 
 # --------------------------------------------------------------------------------------------
 # CSV
 
 
-def _read_csv(path) -> pd.DataFrame:
+def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -893,14 +907,14 @@ def _read_csv(path) -> pd.DataFrame:
         rows.add(keys, list(values))
     if not keys:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
-    return _normalize(rows)
+    return _normalize(rows, platform)
 
 
 # --------------------------------------------------------------------------------------------
 # public readers
 
 
-def _read_fast(path) -> pd.DataFrame | None:
+def _read_fast(path, platform: str | None = None) -> pd.DataFrame | None:
     """The fast path of :func:`read`; None where PyYAML must read the whole file."""
     counts = _count_lines(path)
     first = _FirstLines(path)
@@ -908,36 +922,38 @@ def _read_fast(path) -> pd.DataFrame | None:
         s = _decode(raw, path, lambda: first[raw]).lstrip("\ufeff").strip()
         if _meaningful(s):
             if _is_bench_line(s):
-                return _normalize(_bench_rows(path, counts))
+                return _normalize(_bench_rows(path, counts), platform)
             _check_not_trace(s, path, lambda: first[raw])
             break
     else:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
     rows = _read_yaml_fast(path, counts)
     del counts
-    return None if rows is None else _normalize(rows)
+    return None if rows is None else _normalize(rows, platform)
 
 
-def read(source, *, fast: bool = True) -> pd.DataFrame:
+def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFrame:
     """Read a workload file into the canonical table (see the module docstring).
 
     ``.csv`` -> CSV; a file whose first non-blank, non-comment line starts with ``hipblaslt-bench``
     -> mask-32 command lines; anything else -> a mask-64 YAML log. ``fast=False`` parses YAML logs
-    with PyYAML as a whole (the reference); the result is the same table.
+    with PyYAML as a whole (the reference); the result is the same table. Data-type combinations
+    ``platform``'s library does not support (any library's, without one) are refused
+    (:mod:`geko_lib.type_support`).
     """
     path = source
     problem = _missing_file(path)
     if problem:
         raise problem
     if Path(path).suffix.lower() == ".csv":
-        return _read_csv(path)
+        return _read_csv(path, platform)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the
         # cyclic garbage collector would repeatedly rescan them all (about a third of the time).
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            table = _read_fast(path)
+            table = _read_fast(path, platform)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -948,10 +964,10 @@ def read(source, *, fast: bool = True) -> pd.DataFrame:
         s = line.strip()
         if _meaningful(s):
             if _is_bench_line(s):
-                return _normalize(_bench_rows(path, _count_lines(path)))
+                return _normalize(_bench_rows(path, _count_lines(path)), platform)
             _check_not_trace(s, path, number)
             break
-    return _normalize(_read_yaml_reference(path, text))
+    return _normalize(_read_yaml_reference(path, text), platform)
 
 
 # ---- generator --list YAML ------------------------------------------------------------------
@@ -1015,7 +1031,7 @@ def rows_of(gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]]
 
 
 def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]],
-                    lines: Sequence[int | None]) -> pd.DataFrame:
+                    lines: Sequence[int | None], platform: str | None = None) -> pd.DataFrame:
     rows = _Rows(path, lambda i: lines[i] if i < len(lines) else None)
     type_fields = gemm_type.log_fields()
     keys = ("function", "M", "N", "K", "transA", "transB", "batch_count", "a_type", "b_type",
@@ -1024,10 +1040,10 @@ def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, i
         rows.add(keys, ["matmul", m, n, k, type_fields["transA"], type_fields["transB"], b,
                         type_fields["a_type"], type_fields["b_type"], type_fields["c_type"],
                         type_fields["d_type"], type_fields["compute_type"], 1])
-    return _normalize(rows)
+    return _normalize(rows, platform)
 
 
-def read_list(path) -> pd.DataFrame:
+def read_list(path, *, platform: str | None = None) -> pd.DataFrame:
     """The generator ``--list`` YAML -> canonical rows (call_count 1, no ld/strides).
 
     ``TRANSA``, ``TRANSB``, ``DataType``, ``DestDataType``, ``ComputeDataType`` (Tensile codes);
@@ -1073,7 +1089,7 @@ def read_list(path) -> pd.DataFrame:
         if not target.exists():
             raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
                                 f"workload log {str(target)!r} does not exist")
-        return read(target)
+        return read(target, platform=platform)
 
     gemm_type = _gemm_type_from_codes(data, path, line_of_key)
     if option == 0:
@@ -1092,7 +1108,7 @@ def read_list(path) -> pd.DataFrame:
                     raise WorkloadError(path, line, "Sizes",
                                         f"{name} must be a positive integer, got {_describe(value)}")
             sizes.setdefault(tuple(item), line)
-        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()))
+        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform)
 
     density = _list_int(data.get("GRID_DENSITY", GRID_DENSITY), path, line_of_key("GRID_DENSITY"),
                         "GRID_DENSITY", 1, 5)
@@ -1103,12 +1119,12 @@ def read_list(path) -> pd.DataFrame:
     axis = grid_values(density, lo, hi)
     sizes_grid = [(m, n, 1, k) for m in axis for n in axis for k in axis]
     line = line_of_key("SIZE_OPTION")
-    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid))
+    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform)
 
 
 # ---- --inline -------------------------------------------------------------------------------
 
-def read_inline(tokens) -> pd.DataFrame:
+def read_inline(tokens, *, platform: str | None = None) -> pd.DataFrame:
     """``M N batch K DataType DestDataType ComputeDataType transA transB`` -> one canonical row.
 
     ``tokens``: 9 strings or one space-separated string, e.g. ``"1024 1024 1 1024 B B S N T"``.
@@ -1136,7 +1152,7 @@ def read_inline(tokens) -> pd.DataFrame:
         position = INLINE_TOKENS.index(field) + 1
         raise WorkloadError(path, None, field, f"token {position}: {exc.message}") from None
     m, n, b, k = sizes
-    return _synthetic_rows(path, gemm_type, [(m, n, b, k)], [None])
+    return _synthetic_rows(path, gemm_type, [(m, n, b, k)], [None], platform)
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.
 
 
 def main(smk):
-    table = READERS[smk.params.kind](smk.params.value)
+    # types the configured platform's library cannot run are refused here, naming file:line:field
+    table = READERS[smk.params.kind](smk.params.value, platform=smk.config.get("platform"))
     workload.write(table, smk.output[0])
     logging.getLogger("geko").info("%d workload rows, %d calls", len(table),
                                    int(table["call_count"].sum()))
