@@ -67,11 +67,11 @@ def dtype(name: str) -> DType:
 
 
 def normalize_compute_type(name: str) -> str:
-    """hipBLASLt compute types carry a ``c_`` prefix for 32/64-bit accumulators: f32_r -> c_f32_r."""
-    name = str(name)
-    if not name.startswith("c_") and ("32" in name or "64" in name):
-        return "c_" + name
-    return name
+    """hipBLASLt compute types carry a ``c_`` prefix for 32/64-bit accumulators: f32_r -> c_f32_r;
+    others have none (c_f16_r -> f16_r, as library logic reads back), so that one compute type has
+    one spelling and a GEMM keeps its identity (and its call_count) through the library."""
+    bare = strip_compute_prefix(str(name))
+    return "c_" + bare if ("32" in bare or "64" in bare) else bare
 
 
 def strip_compute_prefix(name: str) -> str:
