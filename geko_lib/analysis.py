@@ -18,7 +18,8 @@ from .gemm import BY_NAME, GEMM_FIELDS
 from .summary import PCT, normalized
 
 FAILED_ERROR = 1e6
-UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "device")
+UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "device",
+          "lib_source")
 KEYS = list(GEMM_FIELDS)
 PAIRED = "us_paired_reference"  # the reference timed beside the tuned kernel in the tuned job
 

@@ -31,6 +31,8 @@ BASELINE = "baseline/workload.csv"
 SUMMARY = "summary.csv"
 GEMMS = "gemms.csv"
 RUN_STATE = "run_state.json"
+BENCH_LOG = "{stem}.yaml"  # the updated benchmark log (stem: benchmark_stem)
+BENCH_OUT = "{stem}.out"  # its results in hipblaslt-bench's layout
 CONFIG_COPY = "geko_config.yaml"  # the config the `geko` command ran with
 # the original names the updated benchmark log after the workload log; list and inline
 # workloads have no log of their own and get the original's synthetic name
@@ -56,10 +58,12 @@ BUILD_DIR = "optimizations/build_{cfg}"
 BUILD_LOGIC = "optimizations/build_{cfg}/3_LibraryLogic"
 BUILD_FAILED = "optimizations/build_{cfg}/.failed"  # the job's last attempt failed: skipped
 TUNING_FAILED = "optimizations/failed_jobs.log"
-TUNING_JOB_CONFIG = "optimizations/job_config.yaml"  # what the .sh scripts run with
+TUNING_JOB_CONFIG = "optimizations/job_config.json"  # what the .sh scripts run with (JSON: not
+# one more *.yaml beside the tuning YAMLs)
 
 # --- library, comparison, shipping ----------------------------------------------------------
 LIBS = "libs"
+LIB_LOGIC = "libs/{lib}.yaml"
 TENSILE = "tensile"
 BENCH_INPUT = "benchmarks/{lib}_bench.yaml"
 VERIFY_INPUT = "benchmarks/{lib}_verify.yaml"
@@ -93,7 +97,7 @@ def log_pattern(rule: str, wildcard: str) -> str:
 
 
 # where a rule's log lives, where it differs from the rule name (the files keep their names)
-LOG_NAMES = {"search_chunk": "search", "ship_final_libs": "final_libs",
+LOG_NAMES = {"search_chunk": "search", "ship_final_libs": "final_libs", "prune_libs": "prune",
              "ship_full_libs": "full_libs", "baseline_part": "baseline", "libs": "libs"}
 
 
@@ -108,9 +112,10 @@ def fill(pattern: str, **wildcards) -> str:
 def benchmark_stem(kind: str, value: str) -> str:
     """The stem of the updated benchmark log ``<stem>.yaml`` / ``<stem>.out``: the workload
     log's own stem, or ``synthetic_workload`` for list and inline workloads (the original)."""
-    if kind == "log" and value:
-        return Path(value).stem
-    return SYNTHETIC_STEM
+    stem = Path(value).stem if kind == "log" and value else SYNTHETIC_STEM
+    # a log named like one of geko's own files (workload.yaml) must not overwrite it
+    taken = {Path(p).stem for p in (WORKLOAD, CONFIG_COPY)}
+    return f"{stem}_bench" if stem in taken else stem
 
 
 # --- one workdir ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import pandas as pd
 import yaml
 
 from . import devices as devmod
+from . import layout as L
 from .errors import GekoError
 from .gemm import GEMM_FIELDS, GemmProblem
 from .summary import PCT, normalized
@@ -62,7 +63,7 @@ def _defaults() -> dict:
 
 def _logs_leases(workdir: Path) -> tuple[str | None, list[int]]:
     platform, found = None, set()
-    logs = workdir / "logs"
+    logs = workdir / L.LOG_DIR
     for path in sorted(logs.rglob("*.log")) if logs.is_dir() else []:
         try:
             text = path.read_text(errors="replace")
@@ -77,7 +78,7 @@ def _logs_leases(workdir: Path) -> tuple[str | None, list[int]]:
 def load_config(workdir: Path, config_path=None) -> tuple[dict, str]:
     """(config with defaults filled in, where it came from)."""
     config = _defaults()
-    candidates = [Path(config_path)] if config_path else [workdir / "geko_config.yaml"]
+    candidates = [Path(config_path)] if config_path else [workdir / L.CONFIG_COPY]
     for path in candidates:
         if path.is_file():
             try:
@@ -96,9 +97,9 @@ def load_config(workdir: Path, config_path=None) -> tuple[dict, str]:
         config["platform"] = platform
     if used:
         config["devices"] = used
-    if (workdir / "optimizations").is_dir():
+    if (workdir / L.TUNING_DIR).is_dir():
         config["mode"] = "tune"
-    config["keep_thr"] = 0.1 if (workdir / "baseline" / "workload.csv").is_file() else 0.0
+    config["keep_thr"] = 0.1 if (workdir / L.BASELINE).is_file() else 0.0
     return config, ("inferred from the workdir (no geko_config.yaml): devices from the job "
                     "logs, default lock dir")
 
@@ -189,8 +190,7 @@ def log_error(path: Path) -> str | None:
 # --- jobs ------------------------------------------------------------------------------------
 
 def _lib_stems(workdir: Path) -> list[str]:
-    libs = workdir / "libs"
-    return sorted(p.stem for p in libs.glob("*.yaml")) if libs.is_dir() else []
+    return L.Layout(workdir).lib_stems()
 
 
 def _job(rule, name, output, log, state, detail=None, **extra) -> dict:
@@ -217,14 +217,13 @@ def _state(workdir: Path, output: str, log: str, active: bool, incomplete: dict,
 def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
     from .tuning.optimize import build_state
 
-    configs = workdir / "optimizations" / "configs"
-    failed_log = workdir / "optimizations" / "failed_jobs.log"
-    failed_names = set(failed_log.read_text().split()) if failed_log.is_file() else set()
+    layout = L.Layout(workdir)
+    failed_names = set(layout.failed_jobs("tune"))
     jobs = []
-    for cfg in sorted(p.stem for p in configs.glob("*.yaml")) if configs.is_dir() else []:
-        output = f"optimizations/build_{cfg}/3_LibraryLogic"
-        log = f"logs/optimize/{cfg}.log"
-        build = workdir / "optimizations" / f"build_{cfg}"
+    for cfg in layout.tuning_configs():
+        output = L.fill(L.BUILD_LOGIC, cfg=cfg)
+        log = L.rule_log("optimize", cfg)
+        build = layout.path(L.BUILD_DIR, cfg=cfg)
         state = build_state(build)
         failcount = build / ".failcount"
         extra = {"build_state": state}
@@ -250,55 +249,53 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     done, running, interrupted, failed or pending."""
     jobs = []
 
-    def add(rule, output, log, name=None, done=None):
-        state, error = _state(workdir, output, log, active, incomplete, done)
+    def add(rule, output, name=None):
+        log = L.rule_log(rule, name)
+        state, error = _state(workdir, output, log, active, incomplete)
         jobs.append(_job(rule, name, output, log, state, error))
 
-    add("ingest", "workload.yaml", "logs/ingest.log")
-    if float(config.get("keep_thr", 0)) > 0 or (workdir / "baseline" / "workload.csv").exists() \
-            or (workdir / "logs" / "baseline.log").exists():
+    layout = L.Layout(workdir)
+    add("ingest", L.WORKLOAD)
+    if float(config.get("keep_thr", 0)) > 0 or (workdir / L.BASELINE).exists() \
+            or (workdir / L.rule_log("baseline")).exists():
         for part in _baseline_parts(workdir, config):  # one GPU job per device
-            add("baseline_part", f"baseline/parts/{part}.csv", f"logs/baseline/{part}.log", part)
-        add("baseline", "baseline/workload.csv", "logs/baseline.log")
-    add("summarize", "summary.csv", "logs/summarize.log")
+            add("baseline_part", L.fill(L.BASELINE_PART, part=part), part)
+        add("baseline", L.BASELINE)
+    add("summarize", L.SUMMARY)
     if config.get("mode") == "tune":
-        add("configure", "optimizations/configs", "logs/configure.log")
+        add("configure", L.TUNING_MANIFEST)
         jobs.extend(_optimize_jobs(workdir, active, incomplete))
     else:
-        add("search_configure", "search/chunks", "logs/search_configure.log")
-        chunks = workdir / "search" / "chunks"
-        for chunk in sorted(p.stem for p in chunks.glob("gemms_*.yaml")) \
-                if chunks.is_dir() else []:
-            add("search_chunk", f"search/data/{chunk}.csv", f"logs/search/{chunk}.log", chunk)
-        add("winners", "winners.csv", "logs/winners.log")
-    add("libs", "libs", "logs/libs.log")
-    add("create_library", "tensile", "logs/create_library.log")
-    for lib in _lib_stems(workdir):
-        add("bench_input", f"benchmarks/{lib}_bench.yaml", f"logs/bench_input/{lib}.log", lib)
-        add("bench_reference", f"benchmarks/{lib}_bench-reference.csv",
-            f"logs/bench_reference/{lib}.log", lib)
-        add("bench_tuned", f"benchmarks/{lib}_bench-tuned.csv", f"logs/bench_tuned/{lib}.log",
-            lib)
+        add("search_configure", L.SEARCH_CHUNKS)
+        for chunk in layout.search_chunks():
+            add("search_chunk", L.fill(L.SEARCH_DATA, chunk=chunk), chunk)
+        add("winners", L.WINNERS)
+    add("libs", L.LIBS)
+    add("create_library", L.TENSILE)
+    for lib in layout.lib_stems():
+        add("bench_input", L.fill(L.BENCH_INPUT, lib=lib), lib)
+        add("bench_reference", L.fill(L.BENCH_REFERENCE, lib=lib), lib)
+        add("bench_tuned", L.fill(L.BENCH_TUNED, lib=lib), lib)
         if config.get("verify", True):
-            add("verify_tuned", f"benchmarks/{lib}_verify-tuned.csv",
-                f"logs/verify_tuned/{lib}.log", lib)
-    add("analyze", "results/metrics.json", "logs/analyze.log")
-    add("ship_final_libs", "final_libs", "logs/final_libs.log")
-    add("ship_full_libs", "full_libs", "logs/full_libs.log")
-    add("exports", "exports/hipblaslt_tuning_override.txt", "logs/exports.log")
+            add("verify_tuned", L.fill(L.VERIFY_TUNED, lib=lib), lib)
+    add("analyze", L.METRICS)
+    add("ship_final_libs", L.FINAL_LIBS)
+    add("ship_full_libs", L.FULL_LIBS)
+    add("exports", L.EXPORT_OVERRIDE)
     # optional targets: listed once they have been asked for
-    if (workdir / "report").exists() or (workdir / "logs" / "plots.log").exists():
-        add("plots", "report/results_table.html", "logs/plots.log")
-    if (workdir / "pruned_libs").exists() or (workdir / "logs" / "prune.log").exists():
-        add("prune_libs", "pruned_libs", "logs/prune.log")
+    if (workdir / "report").exists() or (workdir / L.rule_log("plots")).exists():
+        add("plots", L.REPORT_TABLE)
+    if (workdir / L.PRUNED_LIBS).exists() or (workdir / L.rule_log("prune_libs")).exists():
+        add("prune_libs", L.PRUNED_LIBS)
     return jobs
 
 
 def _baseline_parts(workdir: Path, config: dict) -> list[str]:
     """The baseline's parts: those the run made (outputs or logs), else one per configured
     device (a config inferred from the logs may know fewer devices than the run had)."""
-    made = {p.stem for p in (workdir / "baseline" / "parts").glob("part_*_of_*.csv")}
-    made |= {p.stem for p in (workdir / "logs" / "baseline").glob("part_*_of_*.log")}
+    made = {p.stem for p in (workdir / L.BASELINE_PART).parent.glob("part_*_of_*.csv")}
+    made |= {p.stem for p in (workdir / L.rule_log("baseline_part", "x")).parent.glob(
+        "part_*_of_*.log")}
     if made:
         return sorted(made)
     count = len(config.get("devices") or [0])
@@ -323,7 +320,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
 def _details(workdir: Path, config: dict) -> dict[str, str]:
     """rule -> one line about its output."""
     out = {}
-    wl = workdir / "workload.yaml"
+    wl = workdir / L.WORKLOAD
     if wl.is_file():
         try:
             from . import workload
@@ -333,33 +330,35 @@ def _details(workdir: Path, config: dict) -> dict[str, str]:
             out["ingest"] = (f"{len(identity)} GEMMs, {int(identity['call_count'].sum())} calls")
         except Exception as exc:  # a status report never fails on one unreadable file
             out["ingest"] = f"unreadable: {exc}"
-    summary = workdir / "summary.csv"
+    summary = workdir / L.SUMMARY
     if summary.is_file():
         try:
             frame = _read_csv(summary)
             out["summarize"] = f"{len(frame)} GEMMs to tune (keep_thr {config.get('keep_thr')})"
         except Exception as exc:
             out["summarize"] = f"unreadable: {exc}"
-    chunks = workdir / "search" / "chunks"
-    if chunks.is_dir():
-        out["search_configure"] = f"{len(list(chunks.glob('gemms_*.yaml')))} chunks"
-    configs = workdir / "optimizations" / "configs"
-    if configs.is_dir():
-        out["configure"] = f"{len(list(configs.glob('*.yaml')))} tuning configs"
-    winners = workdir / "winners.csv"
+    layout = L.Layout(workdir)
+    if (workdir / L.SEARCH_CHUNKS).is_dir():
+        out["search_configure"] = f"{len(layout.search_chunks())} chunks"
+    if (workdir / L.TUNING_MANIFEST).is_file():
+        out["configure"] = f"{len(layout.tuning_configs())} tuning configs"
+    winners = workdir / L.WINNERS
     if winners.is_file():
         try:
             out["winners"] = f"{len(_read_csv(winners))} GEMMs"
         except Exception as exc:
             out["winners"] = f"unreadable: {exc}"
+        failed = layout.failed_jobs("search")
+        if failed:
+            out["winners"] += f"; {len(failed)} failed and skipped ({L.SEARCH_FAILED})"
     libs = _lib_stems(workdir)
     if libs:
         out["libs"] = f"{len(libs)} libraries"
-    final = workdir / "final_libs"
+    final = workdir / L.FINAL_LIBS
     if final.is_dir():
         n_final = len(list(final.glob("*.yaml")))
         out["ship_final_libs"] = f"{n_final} libraries"
-        results = workdir / "results" / "final_results.csv"
+        results = workdir / L.FINAL_RESULTS
         if results.is_file():
             try:
                 out["ship_final_libs"] += f", {len(_read_csv(results))} kept GEMMs"
@@ -410,7 +409,7 @@ def _pair_uplift(pairs: pd.DataFrame, up_thr: float, weights: pd.DataFrame | Non
 
 def _benchmark_pairs(workdir: Path) -> pd.DataFrame | None:
     frames = []
-    for ref in sorted((workdir / "benchmarks").glob("*_bench-reference.csv")):
+    for ref in sorted((workdir / L.BENCH_REFERENCE).parent.glob("*_bench-reference.csv")):
         tuned = ref.with_name(ref.name.replace("_bench-reference.csv", "_bench-tuned.csv"))
         if not tuned.is_file():
             continue
@@ -423,11 +422,11 @@ def _benchmark_pairs(workdir: Path) -> pd.DataFrame | None:
 
 
 def _search_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
-    winners = workdir / "winners.csv"
+    winners = workdir / L.WINNERS
     if winners.is_file():
         best = _identity(_read_csv(winners))
     else:
-        data = sorted((workdir / "search" / "data").glob("gemms_*.csv"))
+        data = sorted((workdir / L.SEARCH_DATA).parent.glob("gemms_*.csv"))
         if not data:
             return None
         frame = _identity(pd.concat([_read_csv(p) for p in data], ignore_index=True))
@@ -446,7 +445,7 @@ def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
     from .tuning.problem import TuningConfig
 
     best: dict[tuple, float] = {}
-    for build in sorted((workdir / "optimizations").glob("build_*")):
+    for build in sorted((workdir / L.TUNING_DIR).glob("build_*")):
         logic = sorted((build / LOGIC_DIR).glob("*.yaml"))
         try:
             if logic:
@@ -456,7 +455,7 @@ def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
                     best[key] = max(best.get(key, 0.0), gflops)
                 continue
             checkpoint = build / CHECKPOINT
-            config = workdir / "optimizations" / "configs" / f"{build.name[len('build_'):]}.yaml"
+            config = workdir / L.fill(L.TUNING_YAML, cfg=build.name[len("build_"):])
             if checkpoint.is_file() and config.is_file():
                 cfg = TuningConfig.load(config)
                 scores = json.loads(checkpoint.read_text()).get("best") or []
@@ -483,7 +482,7 @@ def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
 
 def uplift(workdir: Path, config: dict) -> dict:
     """Best uplift so far: final (metrics.json) or an estimate from partial data."""
-    metrics = workdir / "results" / "metrics.json"
+    metrics = workdir / L.METRICS
     if metrics.is_file():
         try:
             m = json.loads(metrics.read_text())
@@ -503,7 +502,7 @@ def uplift(workdir: Path, config: dict) -> dict:
             out["pct_roofline_shipped"] = roof.get("time_weighted_pct_roofline_shipped")
         return out
     up_thr = float(config.get("up_thr", 1.03))
-    summary_path = workdir / "summary.csv"
+    summary_path = workdir / L.SUMMARY
     try:
         weights = _read_csv(summary_path) if summary_path.is_file() else None
         pairs = _benchmark_pairs(workdir)
@@ -511,7 +510,7 @@ def uplift(workdir: Path, config: dict) -> dict:
             return {"source": "benchmarks/ (reference vs tuned of the libraries measured so far; "
                               "not verified yet)", "final": False} | \
                 _pair_uplift(pairs, up_thr, weights)
-        baseline_path = workdir / "baseline" / "workload.csv"
+        baseline_path = workdir / L.BASELINE
         if not baseline_path.is_file():
             return {"source": None, "final": False,
                     "note": "no baseline timings (keep_thr 0): uplift is known once the "
@@ -609,14 +608,13 @@ def collect(workdir, config_path=None) -> dict:
             if job["rule"] == "optimize":
                 states[job["build_state"]] = states.get(job["build_state"], 0) + 1
         detail = "build dirs: " + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
-        failed_log = workdir / "optimizations" / "failed_jobs.log"
-        if failed_log.is_file():
-            detail += f"; failed_jobs.log: {' '.join(failed_log.read_text().split())}"
+        failed = L.Layout(workdir).failed_jobs("tune")
+        if failed:
+            detail += f"; failed_jobs.log: {' '.join(failed)}"
         rules["optimize"]["detail"] = detail
     counts = _count(jobs)
     mode = config.get("mode", "search")
-    finished = (workdir / "final_libs").is_dir() and \
-        (workdir / "results" / "metrics.json").is_file()
+    finished = (workdir / L.FINAL_LIBS).is_dir() and (workdir / L.METRICS).is_file()
     any_output = any(j["state"] != "pending" for j in jobs)
     if active:
         state = "running"
@@ -633,10 +631,10 @@ def collect(workdir, config_path=None) -> dict:
         state = "stopped"
         if mode == "tune" and rules.get("configure", {}).get("done") and not any(
                 j["rule"] == "optimize" and j["state"] != "pending" for j in jobs):
-            detail = ("after configure: review optimizations/configs/, then run again without "
+            detail = ("after configure: review optimizations/*.yaml, then run again without "
                       "--until to tune")
-        elif (workdir / "summary.csv").is_file() and not (workdir / "search").exists() and \
-                not (workdir / "optimizations").exists():
+        elif (workdir / L.SUMMARY).is_file() and not (workdir / L.SEARCH_DIR).exists() and \
+                not (workdir / L.TUNING_DIR).exists():
             detail = "after the bench phase (summary.csv)"
         elif counts["interrupted"]:
             detail = f"{counts['interrupted']} job(s) interrupted; a rerun resumes them"

@@ -107,7 +107,7 @@ def test_tune_list_with_tensile_backend(tmp_path):
     config = yaml.safe_load((tmp_path / "run" / "geko_config.yaml").read_text())
     assert (config["mode"], config["backend"], config["n_slots"], config["arch"]) == \
         ("tune", "tensile", 2, "gfx942")
-    tuned = (tmp_path / "run" / "optimizations" / "configs" / "BBS_TN_0.yaml").read_text()
+    tuned = (tmp_path / "run" / "optimizations" / "BBS_TN_0.yaml").read_text()
     assert "Name: Tensile" in tuned and 'ArchitectureName: "gfx942"' in tuned
     metrics = json.loads((tmp_path / "run" / "results" / "metrics.json").read_text())
     assert metrics["config"]["up_thr"] == 1.01  # honoured for tune too (the original ignored it)

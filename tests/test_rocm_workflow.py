@@ -111,7 +111,7 @@ def test_tune_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     proc = profile_run(tmp_path, overrides, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
 
-    configs = sorted(p.stem for p in run.path("optimizations", "configs").glob("*.yaml"))
+    configs = sorted(p.stem for p in run.path("optimizations").glob("*.yaml"))
     assert configs
     tools = [json.loads(line) for line in tool_log.read_text().splitlines()]
     builds = [t for t in tools if t["tool"] == "invoke build-client"]

@@ -342,7 +342,7 @@ def test_status_after_until_configure_and_with_a_held_device_lock(campaign, tmp_
     report = status(c.workdir)
     assert report["state"] == "stopped" and "after configure" in report["state_detail"]
     assert rule(report, "configure")["done"] == 1
-    configs = sorted(p.stem for p in c.path("optimizations", "configs").glob("*.yaml"))
+    configs = sorted(p.stem for p in c.path("optimizations").glob("*.yaml"))
     assert rule(report, "optimize")["total"] == len(configs) == 3
     assert rule(report, "optimize")["pending"] == 3
     assert rule(report, "configure")["detail"] == "3 tuning configs"

@@ -35,13 +35,15 @@ def run(c, *args, check=True):
 def test_until_configure_then_tune_to_final_libs(tune):
     c = tune()
     first = run(c, "final_libs", "--until", "configure")
-    configs = sorted(p.name for p in c.path("optimizations", "configs").glob("*.yaml"))
+    configs = sorted(p.name for p in c.path("optimizations").glob("*.yaml"))
     assert configs == ["BBS_TN_0.yaml", "BBS_TN_1.yaml", "BBS_TN_2.yaml"]
+    assert c.path("optimizations", "tuning_configs.txt").read_text().split() == \
+        ["BBS_TN_0", "BBS_TN_1", "BBS_TN_2"]
     assert not list(c.path("optimizations").glob("build_*"))
     assert "optimize" not in jobs_run(first)
-    text = c.path("optimizations", "configs", "BBS_TN_0.yaml").read_text()
+    text = c.path("optimizations", "BBS_TN_0.yaml").read_text()
     assert "Name: Ductile" in text and yaml.safe_load(text)["LibraryLogic"]["ArchitectureName"]
-    assert c.path("optimizations", "Config_BBS_TN.log").is_file()
+    assert c.path("Config_BBS_TN.log").is_file()  # the original's place: the workdir
 
     done = run(c, "final_libs")
     ran = jobs_run(done)
@@ -72,7 +74,7 @@ def test_tensile_backend_measures_every_kernel(tune):
     c.config["workload_list"] = ""
     c.config["workload_inline"] = "128 128 1 128 B B S T N"
     run(c, "tune")
-    text = c.path("optimizations", "configs", "BBS_TN_0.yaml").read_text()
+    text = c.path("optimizations", "BBS_TN_0.yaml").read_text()
     assert "Name: Tensile" in text
     log = c.path("logs", "optimize", "BBS_TN_0.log").read_text()
     total = int(text.split("Total #kernels:")[1].split()[0])
@@ -83,14 +85,18 @@ def test_tensile_backend_measures_every_kernel(tune):
 
 def test_stalled_job_is_killed_and_counted_then_rerun_succeeds(tune):
     c = tune(stall_timeout=3, sim={"stall_on": ["M4096_N8_B1_K14336"]})
-    failed = run(c, "final_libs", "--keep-going", check=False)
-    assert failed.returncode != 0
+    # the campaign finishes for the other GEMMs (the original skips a job that keeps failing)
+    first = run(c, "final_libs")
     assert "no progress in" in c.path("logs", "optimize", "BBS_TN_1.log").read_text()
+    assert "BBS_TN_1 skipped" in c.path("logs", "optimize", "BBS_TN_1.log").read_text()
     assert c.path("optimizations", "failed_jobs.log").read_text().split() == ["BBS_TN_1"]
     # tried twice (tune_retries: 1), killed both times
     assert c.path("optimizations", "build_BBS_TN_1", ".failcount").read_text().strip() == "2"
-    assert not c.path("optimizations", "build_BBS_TN_1", "3_LibraryLogic").exists()
+    assert not list(c.path("optimizations", "build_BBS_TN_1", "3_LibraryLogic").glob("*.yaml"))
     assert c.path("optimizations", "build_BBS_TN_0", "3_LibraryLogic").is_dir()
+    shipped = {s for p in c.path("final_libs").glob("*.yaml")
+               for s, _, _ in library.load(p).size_entries()}
+    assert (4096, 8, 1, 14336) not in shipped and jobs_run(first).get("optimize") == 4
 
     c.config["sim"] = {}
     rerun = run(c, "final_libs")

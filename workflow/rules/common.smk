@@ -3,6 +3,8 @@ import os
 
 from snakemake.utils import validate
 
+from geko_lib import failures, layout
+
 
 validate(config, "../schemas/config.schema.yaml")
 
@@ -50,26 +52,30 @@ wildcard_constraints:
 
 
 def search_chunks():
-    chunk_dir = checkpoints.search_configure.get().output[0]
-    return sorted(p.stem for p in Path(chunk_dir).glob("gemms_*.yaml"))
+    checkpoints.search_configure.get()
+    return layout.Layout(".").search_chunks()  # jobs run in the workdir
 
 
 def search_chunk_outputs(wildcards):
-    return expand("search/data/{chunk}.csv", chunk=search_chunks())
+    return expand(layout.SEARCH_DATA, chunk=search_chunks())
+
+
+def search_chunk_failures(wildcards):
+    return expand(layout.SEARCH_CHUNK_FAILED, chunk=search_chunks())
 
 
 def tuning_configs():
-    config_dir = checkpoints.configure.get().output[0]
-    return sorted(p.stem for p in Path(config_dir).glob("*.yaml"))
+    checkpoints.configure.get()
+    return layout.Layout(".").tuning_configs()
 
 
 def optimize_outputs(wildcards):
-    return expand("optimizations/build_{cfg}/3_LibraryLogic", cfg=tuning_configs())
+    return expand(layout.BUILD_LOGIC, cfg=tuning_configs())
 
 
 def phase_outputs(wildcards):
     """What libs/ is made from: the dense-search winners, or every tuning job's logic."""
-    return ["winners.csv"] if MODE == "search" else optimize_outputs(wildcards)
+    return [layout.WINNERS] if MODE == "search" else optimize_outputs(wildcards)
 
 
 def phase_jobs(wildcards):
@@ -78,8 +84,8 @@ def phase_jobs(wildcards):
 
 
 def library_stems():
-    libs_dir = checkpoints.libs.get().output[0]
-    return sorted(p.stem for p in Path(libs_dir).glob("*.yaml"))
+    checkpoints.libs.get()
+    return layout.Layout(".").lib_stems()
 
 
 def per_library(pattern):

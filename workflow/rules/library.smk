@@ -6,82 +6,82 @@ checkpoint libs:
     input:
         phase_outputs,
     output:
-        directory("libs"),
+        directory(layout.LIBS),
     log:
-        "logs/libs.log",
+        layout.rule_log("libs"),
     script:
         "../scripts/extract.py" if MODE == "search" else "../scripts/merge_tuned.py"
 
 
 rule create_library:
     input:
-        "libs",
+        layout.LIBS,
     output:
-        directory("tensile"),
+        directory(layout.TENSILE),
     log:
-        "logs/create_library.log",
+        layout.rule_log("create_library"),
     script:
         "../scripts/create_library.py"
 
 
 rule bench_input:
     input:
-        "libs/{lib}.yaml",
+        layout.LIB_LOGIC,
     output:
-        bench="benchmarks/{lib}_bench.yaml",
-        verify="benchmarks/{lib}_verify.yaml",
+        bench=layout.BENCH_INPUT,
+        verify=layout.VERIFY_INPUT,
     params:
         duration=config["compare_duration"],
         rotating_mb=config["rotating_mb"],
     log:
-        "logs/bench_input/{lib}.log",
+        layout.log_pattern("bench_input", "lib"),
     script:
         "../scripts/bench_input.py"
 
 
 rule bench_reference:
     input:
-        rows="benchmarks/{lib}_bench.yaml",
+        rows=layout.BENCH_INPUT,
     output:
-        "benchmarks/{lib}_bench-reference.csv",
+        layout.BENCH_REFERENCE,
     resources:
         gpu=1,
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/bench_reference/{lib}.log",
+        layout.log_pattern("bench_reference", "lib"),
     script:
         "../scripts/bench_library.py"
 
 
 rule bench_tuned:
     input:
-        rows="benchmarks/{lib}_bench.yaml",
-        library="tensile",
+        rows=layout.BENCH_INPUT,
+        library=layout.TENSILE,
     output:
-        "benchmarks/{lib}_bench-tuned.csv",
+        layout.BENCH_TUNED,
     resources:
         gpu=1,
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/bench_tuned/{lib}.log",
+        layout.log_pattern("bench_tuned", "lib"),
     script:
         "../scripts/bench_library.py"
 
 
 rule verify_tuned:
     input:
-        rows="benchmarks/{lib}_verify.yaml",
-        library="tensile",
+        rows=layout.VERIFY_INPUT,
+        library=layout.TENSILE,
     output:
-        "benchmarks/{lib}_verify-tuned.csv",
+        layout.VERIFY_TUNED,
     resources:
         gpu=1,
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/verify_tuned/{lib}.log",
+        layout.log_pattern("verify_tuned", "lib"),
     script:
         "../scripts/verify_library.py"
 
@@ -90,10 +90,10 @@ rule prune_libs:
     """Optional (target `prune`): fewer solutions in final_libs, each size within prune_tol of
     its best among the solutions of its tile cluster, every candidate measured on every size."""
     input:
-        "final_libs",
+        layout.FINAL_LIBS,
     output:
-        libs=directory("pruned_libs"),
-        report="results/prune_report.csv",
+        libs=directory(layout.PRUNED_LIBS),
+        report=layout.PRUNE_REPORT,
     params:
         tol=config["prune_tol"],
         scale_tol=config["prune_scale_tol"],
@@ -103,6 +103,6 @@ rule prune_libs:
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/prune.log",
+        layout.rule_log("prune_libs"),
     script:
         "../scripts/prune.py"

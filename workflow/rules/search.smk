@@ -1,43 +1,51 @@
 # gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/data/*.csv -> winners.csv
+# (each chunk job also writes search/<GEMM>.yaml/.out; failed GEMMs: search/failed_jobs.log)
 
 
 checkpoint search_configure:
     input:
-        gemms="gemms.csv",
-        summary="summary.csv",
+        gemms=layout.GEMMS,
+        summary=layout.SUMMARY,
     output:
-        directory("search/chunks"),
+        directory(layout.SEARCH_CHUNKS),
     params:
         chunk_size=config["search_chunk_size"],
         duration=config["search_duration"],
         rotating_mb=config["rotating_mb"],
     log:
-        "logs/search_configure.log",
+        layout.rule_log("search_configure"),
     script:
         "../scripts/search_configure.py"
 
 
 rule search_chunk:
     input:
-        "search/chunks/{chunk}.yaml",
+        layout.SEARCH_CHUNK,
     output:
-        "search/data/{chunk}.csv",
+        data=layout.SEARCH_DATA,
+        failed=layout.SEARCH_CHUNK_FAILED,
+    params:
+        # changes after a run in which GEMMs of the chunk failed, so a rerun tries them again
+        # until they are retired (geko_lib.failures)
+        failed_runs=lambda wildcards: failures.rerun_token(
+            layout.SEARCH_DIR, wildcards.chunk, config["retire_after"]),
     resources:
         gpu=1,
         runtime=runtime(60),
         mem_mb=mem_mb(4000),
     log:
-        "logs/search/{chunk}.log",
+        layout.log_pattern("search", "chunk"),
     script:
         "../scripts/search_chunk.py"
 
 
 rule winners:
     input:
-        search_chunk_outputs,
+        data=search_chunk_outputs,
+        failed=search_chunk_failures,
     output:
-        "winners.csv",
+        layout.WINNERS,
     log:
-        "logs/winners.log",
+        layout.rule_log("winners"),
     script:
         "../scripts/winners.py"

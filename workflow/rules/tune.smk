@@ -1,33 +1,42 @@
-# gemms.csv -> optimizations/configs/*.yaml (checkpoint `configure`) ->
-# optimizations/build_<cfg>/3_LibraryLogic (one job per YAML, n_slots jobs per device)
+# gemms.csv -> optimizations/<cfg>.yaml + <cfg>.sh, manifest tuning_configs.txt (checkpoint
+# `configure`) -> optimizations/build_<cfg>/3_LibraryLogic (one job per YAML, n_slots per device)
 
 
 checkpoint configure:
     input:
-        "gemms.csv",
+        layout.GEMMS,
     output:
-        directory("optimizations/configs"),
+        layout.TUNING_MANIFEST,
     params:
         arch=config["arch"],
         backend=config["backend"],
         options=config["tune_options"],
+        # what the <cfg>.sh scripts need to run a job from the workdir
+        workload_kind=WORKLOAD_KIND,
+        workload_value=WORKLOAD_VALUE,
     log:
-        "logs/configure.log",
+        layout.rule_log("configure"),
     script:
         "../scripts/configure.py"
 
 
 rule optimize:
     input:
-        "optimizations/configs/{cfg}.yaml",
+        layout.TUNING_YAML,
     output:
-        directory("optimizations/build_{cfg}/3_LibraryLogic"),
+        directory(layout.BUILD_LOGIC),
+    params:
+        # changes after a run in which the job failed, so a rerun tries it again until it is
+        # retired (geko_lib.failures)
+        failed_runs=lambda wildcards: failures.rerun_token(
+            layout.TUNING_DIR, wildcards.cfg, config["retire_after"]),
     resources:
         gpu_slot=1,
         runtime=runtime(240),
         mem_mb=mem_mb(8000),
-    retries: config["tune_retries"]
+        attempt=lambda wildcards, attempt: attempt,  # the job skips itself after the last one
+    retries: config["tune_retries"] if config["retry"] else 0
     log:
-        "logs/optimize/{cfg}.log",
+        layout.log_pattern("optimize", "cfg"),
     script:
         "../scripts/optimize.py"

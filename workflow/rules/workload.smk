@@ -35,12 +35,21 @@ rule baseline_part:
         "../scripts/baseline.py"
 
 
+BENCH_STEM = layout.benchmark_stem(WORKLOAD_KIND, WORKLOAD_VALUE)
+
+
 rule baseline:
     input:
         workload="workload.yaml",
         parts=expand("baseline/parts/{part}.csv", part=BASELINE_PARTS),
     output:
-        "baseline/workload.csv",
+        table="baseline/workload.csv",
+        # the original's updated benchmark log and its results (geko_lib.benchmark_log)
+        bench_log=layout.fill(layout.BENCH_LOG, stem=BENCH_STEM),
+        bench_out=layout.fill(layout.BENCH_OUT, stem=BENCH_STEM),
+    params:
+        duration=config["bench_duration"],
+        rotating_mb=config["rotating_mb"],
     log:
         "logs/baseline.log",
     script:

@@ -2,7 +2,7 @@
 every n-th GEMM starting at i (one part per device, so the baseline fans out too)."""
 from pathlib import Path
 
-from geko_lib import files, jobs, summary, workload
+from geko_lib import files, jobs, original_columns, summary, workload
 
 
 def main(smk):
@@ -11,7 +11,7 @@ def main(smk):
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device,
                                  duration=smk.config["bench_duration"])
-    files.write_csv(smk.output[0], results)
+    files.write_csv(smk.output[0], original_columns.add(results))
 
 
 jobs.run(main, snakemake)  # noqa: F821

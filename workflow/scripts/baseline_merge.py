@@ -1,11 +1,23 @@
-"""baseline/parts/*.csv -> baseline/workload.csv: the parts' rows back in workload order."""
-from geko_lib import files, jobs, summary, workload
+"""baseline/parts/*.csv -> baseline/workload.csv: the parts' rows back in workload order; and the
+original's updated benchmark log <log>.yaml with its results <log>.out in the workdir."""
+import yaml
+
+from geko_lib import bench_text, benchmark_log, files, jobs, platforms, summary, workload
 
 
 def main(smk):
-    n_problems = len(workload.problems(workload.read(smk.input.workload)))
+    table = workload.read(smk.input.workload)
+    n_problems = len(workload.problems(table))
     parts = [jobs.read_table(path) for path in smk.input.parts]
-    files.write_csv(smk.output[0], summary.merge_parts(parts, n_problems))
+    merged = summary.merge_parts(parts, n_problems)
+    files.write_csv(smk.output.table, merged)
+    rows = benchmark_log.updated_rows(yaml.safe_load(open(smk.input.workload)) or [], merged,
+                                      smk.params.duration, smk.params.rotating_mb)
+    files.write_text(smk.output.bench_log, yaml.safe_dump(
+        rows, sort_keys=False, default_flow_style=None, width=5000))
+    caps = platforms.capabilities(smk.config)
+    files.write_text(smk.output.bench_out, bench_text.format_results(
+        merged, bench_text.preamble(smk.config["platform"], caps.measured)))
 
 
 jobs.run(main, snakemake)  # noqa: F821

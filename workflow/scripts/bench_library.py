@@ -2,7 +2,7 @@
 <lib>_bench-tuned.csv (with the created library)."""
 from pathlib import Path
 
-from geko_lib import files, jobs, platforms, provenance
+from geko_lib import files, jobs, original_columns, platforms, provenance
 
 
 def main(smk):
@@ -14,7 +14,7 @@ def main(smk):
         results = platform.bench(problems, Path(smk.output[0]).parent, device, library=library,
                                  duration=smk.config["compare_duration"])
     results["lib"] = f"{smk.wildcards.lib}.yaml"
-    files.write_csv(smk.output[0], results)
+    files.write_csv(smk.output[0], original_columns.add(results))
 
 
 jobs.run(main, snakemake)  # noqa: F821

@@ -1,4 +1,7 @@
 """results/final_results.csv + libs/ -> final_libs/: only the kept kernels, ready to load."""
+import logging
+from pathlib import Path
+
 from geko_lib import files, jobs, library, platforms, provenance
 
 
@@ -9,6 +12,9 @@ def main(smk):
     with files.staged_dir(smk.output[0]) as staging:
         library.ship_kept(smk.input.libs, kept, staging, header=platform.note)
         provenance.write(staging, smk.config, platform)
+    # the original's last line, which scripts around it look for
+    logging.getLogger("geko").info("Final optimized library available in: '%s'",
+                                   Path(smk.output[0]).resolve())
 
 
 jobs.run(main, snakemake)  # noqa: F821

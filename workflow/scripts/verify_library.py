@@ -1,7 +1,7 @@
 """benchmarks/<lib>_verify.yaml -> <lib>_verify-tuned.csv: numerical error of each tuned kernel."""
 from pathlib import Path
 
-from geko_lib import files, jobs, progress
+from geko_lib import files, jobs, original_columns, progress
 
 
 def main(smk):
@@ -11,7 +11,7 @@ def main(smk):
             platform.verify, problems, f"verify {smk.wildcards.lib}",
             Path(smk.output[0]).parent, device, library=smk.input.library)
     results["lib"] = f"{smk.wildcards.lib}.yaml"
-    files.write_csv(smk.output[0], results)
+    files.write_csv(smk.output[0], original_columns.add(results))
 
 
 jobs.run(main, snakemake)  # noqa: F821

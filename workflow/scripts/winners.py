@@ -1,12 +1,27 @@
-"""search/data/*.csv -> winners.csv: the fastest candidate of every GEMM."""
-import pandas as pd
+"""search/data/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
+search failed (search/data/*.failed.yaml) -> search/failed_jobs.log, skipped."""
+import logging
+from pathlib import Path
 
-from geko_lib import files, jobs, search
+import pandas as pd
+import yaml
+
+from geko_lib import failures, files, jobs, layout, original_columns, search
 
 
 def main(smk):
-    candidates = pd.concat([jobs.read_table(p) for p in smk.input], ignore_index=True)
-    files.write_csv(smk.output[0], search.winners(candidates))
+    frames = [jobs.read_table(p) for p in smk.input.data]
+    candidates = pd.concat([f for f in frames if len(f)] or frames, ignore_index=True)
+    failed = [entry for path in smk.input.failed
+              for entry in yaml.safe_load(Path(path).read_text()) or []]
+    failed_log = Path(layout.SEARCH_FAILED)
+    if failed:
+        files.write_text(failed_log, failures.failed_log_text(failed))
+        logging.getLogger("geko").warning("%d GEMM(s) failed the dense search and are skipped: "
+                                          "see %s", len(failed), failed_log)
+    elif failed_log.exists():
+        failed_log.unlink()
+    files.write_csv(smk.output[0], original_columns.add(search.winners(candidates)))
 
 
 jobs.run(main, snakemake)  # noqa: F821

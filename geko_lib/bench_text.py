@@ -1,0 +1,66 @@
+"""Result tables as hipblaslt-bench prints them: the ``.out`` files of the original's layout.
+
+The original keeps hipblaslt-bench's own output beside every benchmark input (``<log>.out`` in
+the workdir, ``search/<GEMM>.out``). geko's platforms return tables (sim and cuda run no
+hipblaslt-bench at all; rocm keeps the tool's raw output under the job's directory), so these
+files are written from the tables in hipblaslt-bench's block layout, which the original's parser
+(and geko's ``platforms.rocm.bench.read_bench_output``) read back::
+
+    <one preamble line: which platform made the numbers>
+    [0]:transA,transB,batch_count,m,n,k,...,hipblaslt-Gflops,hipblaslt-GB/s,us
+        T,N,1,4096,16,4096,...,512.3,130.1,20.5
+        --Solution index: 3000123
+        --Solution name:  Cijk_...
+        --kernel name:    Cijk_...
+    Winner:
+    [2]:...                                   (after the candidates of a GEMM, when several)
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .gemm import GEMM_FIELDS
+
+PERF = (("gflops", "hipblaslt-Gflops"), ("gbps", "hipblaslt-GB/s"), ("us", "us"))
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _block(position: int, header: list[str], row: dict) -> list[str]:
+    values = [_cell(row.get(c, "")) for c in GEMM_FIELDS] + \
+        [_cell(row.get(ours, "")) for ours, _ in PERF]
+    return [f"[{position}]:" + ",".join(header), "    " + ",".join(values),
+            f"    --Solution index: {row.get('solution_index', '')}",
+            f"    --Solution name:  {row.get('solution_name', '')}",
+            f"    --kernel name:    {row.get('kernel', '')}"]
+
+
+def format_results(frame: pd.DataFrame, preamble: str) -> str:
+    """Every row of ``frame`` (results-table columns) as one hipblaslt-bench block, GEMM by
+    GEMM in the table's order; a GEMM with several candidates ends with ``Winner:`` and the
+    block of its fastest one, as hipblaslt-bench marks the solution it would pick."""
+    header = list(GEMM_FIELDS) + [theirs for _, theirs in PERF]
+    lines = [preamble]
+    rows = frame.to_dict("records")
+    keys = [tuple(r.get(c) for c in GEMM_FIELDS) for r in rows]
+    by_gemm: dict[tuple, list[dict]] = {}
+    for key, row in zip(keys, rows):
+        by_gemm.setdefault(key, []).append(row)
+    for candidates in by_gemm.values():
+        for position, row in enumerate(candidates):
+            lines += _block(position, header, row)
+        if len(candidates) > 1:
+            best = min(range(len(candidates)), key=lambda i: float(candidates[i]["us"]))
+            lines.append("Winner: ")
+            lines += _block(best, header, candidates[best])
+    return "\n".join(lines) + "\n"
+
+
+def preamble(platform_name: str, measured: bool) -> str:
+    what = "measured" if measured else "model predictions, not measurements"
+    return f"geko {platform_name} platform results ({what}), in hipblaslt-bench's layout"

@@ -1,0 +1,120 @@
+"""A failing GEMM is retried, then logged and skipped; the campaign finishes for the rest.
+
+The original tool's behaviour (its runner and dense search): a failed job is retried, what still
+fails is written to ``failed_jobs.log`` and left out, and a shape that keeps failing is retired.
+In the workflow:
+
+- **search**: a chunk job whose search fails searches each of its GEMMs alone (the retry); the
+  GEMMs that still fail are recorded in the chunk's ``search/data/<chunk>.failed.yaml`` and left
+  out of its candidates; the winners rule lists them in ``search/failed_jobs.log``.
+- **tune**: a tuning job is attempted ``1 + tune_retries`` times (Snakemake's retries, resuming
+  the GA from its checkpoint); after the last failure it ends as *skipped*: an empty
+  ``3_LibraryLogic`` and its name in ``optimizations/failed_jobs.log``.
+- ``retry: false`` (``geko --no_retry``) turns both retries off: the first failure is final.
+- **later runs**: a plain rerun tries a job whose last run failed again, up to ``retire_after``
+  failed runs; after that the job is *retired* and reruns leave it alone (delete its output, or
+  ``--forcerun`` it, to try again). Failed runs are counted per job in ``<phase>/.failed_runs.json``;
+  the rule's ``params`` carry :func:`rerun_token`, which changes after a failed run until the job
+  is retired, so Snakemake's params trigger reruns exactly those jobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .errors import GekoError
+
+log = logging.getLogger(__name__)
+
+COUNTS_FILE = ".failed_runs.json"
+
+
+# --- failed runs per job, across runs ------------------------------------------------------------
+
+@contextlib.contextmanager
+def _locked_counts(phase_dir: Path):
+    phase_dir = Path(phase_dir)
+    phase_dir.mkdir(parents=True, exist_ok=True)
+    with open(phase_dir / f"{COUNTS_FILE}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        counts = read_counts(phase_dir)
+        yield counts
+        path = phase_dir / COUNTS_FILE
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
+        tmp.replace(path)
+
+
+def read_counts(phase_dir: Path) -> dict[str, int]:
+    """job name -> runs that ended with the job failed (unreadable counts read as none)."""
+    try:
+        data = json.loads((Path(phase_dir) / COUNTS_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)} \
+        if isinstance(data, dict) else {}
+
+
+def record_run(phase_dir: Path, name: str, failed: bool) -> int:
+    """Count one more failed run of ``name`` (a run that ended well leaves its count as it is,
+    so the rerun token stays what Snakemake recorded); returns the count."""
+    with _locked_counts(phase_dir) as counts:
+        if failed:
+            counts[name] = counts.get(name, 0) + 1
+        return counts.get(name, 0)
+
+
+def rerun_token(phase_dir: Path, name: str, retire_after: int) -> str:
+    """What the job's ``params`` carry: it changes after each failed run, so a plain rerun tries
+    the job again, and stops changing once the job has failed ``retire_after`` runs (retired;
+    0 = never retired)."""
+    runs = read_counts(phase_dir).get(name, 0)
+    if retire_after > 0:
+        runs = min(runs, retire_after - 1)
+    return f"failed runs {runs}"
+
+
+def retired(phase_dir: Path, name: str, retire_after: int) -> bool:
+    return retire_after > 0 and read_counts(phase_dir).get(name, 0) >= retire_after
+
+
+# --- one job's GEMMs: whole, then one by one ------------------------------------------------------
+
+def run_with_retry(run: Callable[[Sequence], object], items: Sequence, name_of: Callable,
+                   retry: bool) -> tuple[list, list[dict]]:
+    """``run(items)`` once; where it fails with a user-facing error (a tool failed, a GEMM it
+    cannot run) and ``retry`` is on, ``run([item])`` for each item alone. Returns (the results
+    of the runs that worked, [{gemm, error}] of the items that failed). Errors that are not
+    ``GekoError`` are bugs and propagate."""
+    try:
+        return [run(items)], []
+    except GekoError as exc:
+        if not retry or len(items) <= 1:
+            log.warning("%d GEMM(s) failed, skipped: %s", len(items), exc)
+            return [], [{"gemm": name_of(i), "error": str(exc)} for i in items]
+        log.warning("%d GEMMs failed together (%s); retrying each alone", len(items), exc)
+    results, failed = [], []
+    for item in items:
+        try:
+            results.append(run([item]))
+        except GekoError as exc:
+            log.warning("%s failed again, skipped: %s", name_of(item), exc)
+            failed.append({"gemm": name_of(item), "error": str(exc)})
+    return results, failed
+
+
+def failed_log_text(entries: Sequence[dict]) -> str:
+    """``failed_jobs.log``: one failed item per line (as the original), then why."""
+    return "".join(f"{e['gemm']}  # {e['error'].splitlines()[0] if e['error'] else ''}\n"
+                   for e in entries)
+
+
+def failed_names(text: str) -> list[str]:
+    """The items of a ``failed_jobs.log`` (the first word of each line)."""
+    return [line.split()[0] for line in text.splitlines() if line.strip()
+            and not line.startswith("#")]

@@ -1,0 +1,45 @@
+"""geko's log line format, in one place: the original's ``GEKO:INFO [module:function] message``.
+
+The original logs through a logger named ``GEKO`` with lines such as
+``GEKO:INFO [optim:run] ...``; every geko log line (job logs under ``logs/``, the ``geko``
+command's own lines) has that shape, so what a user greps for in the original's output is found
+in geko's. ``module`` is the Python module that logged (a workflow script appears under its own
+name: Snakemake runs a copy called ``tmp<random>.<script>.py``, and the random part is dropped).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+FORMAT = "GEKO:%(levelname)s [%(module)s:%(funcName)s] %(message)s"
+PREFIX = "GEKO:"  # every line starts with it; then the level name
+_SNAKEMAKE_COPY = re.compile(r"^tmp[A-Za-z0-9_]+\.")
+
+
+class _ScriptName(logging.Filter):
+    """``tmpab12cd34.search_chunk`` (Snakemake's copy of a script) -> ``search_chunk``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.module = _SNAKEMAKE_COPY.sub("", record.module)
+        return True
+
+
+def formatter() -> logging.Formatter:
+    return logging.Formatter(FORMAT)
+
+
+def attach(handler: logging.Handler) -> logging.Handler:
+    """``handler`` writing geko's format (and script names without Snakemake's prefix)."""
+    handler.setFormatter(formatter())
+    handler.addFilter(_ScriptName())
+    return handler
+
+
+def parse(line: str) -> dict | None:
+    """{level, module, function, message} of a geko log line, None for any other line."""
+    match = re.match(r"^GEKO:(\w+) \[([^:\]]*):([^\]]*)\] (.*)$", line)
+    if not match:
+        return None
+    level, module, function, message = match.groups()
+    return {"level": level, "module": module, "function": function, "message": message}

@@ -1,0 +1,43 @@
+"""The original tool's column names beside geko's, so scripts written for its CSVs keep working.
+
+geko's result tables name a measurement ``gflops``, ``gbps``, ``solution_index``,
+``solution_name``; the original's (hipblaslt-bench's columns and the ones it adds) are
+``hipblaslt-Gflops``, ``hipblaslt-GB/s``, ``solutionIdx``, ``solution``, plus ``lib_source``
+(the library directory a solution comes from: ``Equality``, ..., or ``NotFound`` where there is
+no MatchTable to ask). :func:`add` writes the original's names as copies next to geko's, also for
+the suffixed columns of the comparison (``gflops_reference`` -> ``hipblaslt-Gflops_reference``);
+geko's own columns stay, so nothing that reads them breaks. docs/FORMATS.md maps every column.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+# geko's column -> the original's name for the same value
+ALIASES = {"gflops": "hipblaslt-Gflops", "gbps": "hipblaslt-GB/s",
+           "solution_index": "solutionIdx", "solution_name": "solution"}
+LIB_SOURCE = "lib_source"
+NOT_FOUND = "NotFound"  # the original's lib_source where no MatchTable names the solution
+SUFFIXES = ("", "_reference", "_tuned")
+
+
+def add(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the original's column names added beside geko's (and ``lib_source``
+    wherever a solution is named). Columns already present are left as they are."""
+    out = frame.copy()
+    for suffix in SUFFIXES:
+        for ours, theirs in ALIASES.items():
+            if f"{ours}{suffix}" in out and f"{theirs}{suffix}" not in out:
+                out.insert(out.columns.get_loc(f"{ours}{suffix}") + 1, f"{theirs}{suffix}",
+                           out[f"{ours}{suffix}"])
+        if f"solution_index{suffix}" in out and f"{LIB_SOURCE}{suffix}" not in out:
+            out[f"{LIB_SOURCE}{suffix}"] = NOT_FOUND
+    return out
+
+
+def without(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without the copies :func:`add` made (before tables are joined, so a copy is
+    not taken for a column of its own)."""
+    copies = [f"{theirs}{suffix}" for suffix in SUFFIXES for theirs in ALIASES.values()]
+    return frame.drop(columns=[c for c in copies if c in frame])
+
