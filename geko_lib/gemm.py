@@ -163,17 +163,27 @@ class GemmType:
         return "S" if self.is_tf32 else dtype(self.compute_type).tensile
 
     @property
+    def types_code(self) -> str:
+        """``BBS``: DataType, DestDataType (C), ComputeDataType; then ``O`` and D's code where D's
+        type differs from C's (``HHSOS``: f16 C, f32 D), so that two GEMM types never share a
+        name, a tuning file or a library file. Tensile itself has one type for C and D."""
+        codes = f"{self.data_type}{self.dest_data_type}{self.compute_data_type}"
+        if self.d_type != self.c_type:
+            codes += "O" + BY_NAME[self.d_type].tensile
+        return codes
+
+    @property
     def name(self) -> str:
-        """``BBS_TN``: DataType, DestDataType, ComputeDataType, then transA, transB."""
-        return f"{self.data_type}{self.dest_data_type}{self.compute_data_type}_{self.transA}{self.transB}"
+        """``BBS_TN``: :attr:`types_code`, then transA, transB."""
+        return f"{self.types_code}_{self.transA}{self.transB}"
 
     @property
     def tensile_problem_name(self) -> str:
         """Tensile's problem-type name, e.g. ``Cijk_Alik_Bljk_BBS_BH`` (Batched, HPA)."""
         a = "Alik" if self.transA == "T" else "Ailk"
         b = "Bjlk" if self.transB == "T" else "Bljk"
-        types = f"{self.data_type}{self.dest_data_type}{self.compute_data_type}"
-        if self.data_type == self.dest_data_type == self.compute_data_type:
+        types = self.types_code
+        if self.data_type == self.dest_data_type == self.compute_data_type and self.d_type == self.c_type:
             types = self.data_type  # Tensile writes SGEMM as S, not SSS
         hpa = "H" if self.high_precision_accumulate else ""
         return f"Cijk_{a}_{b}_{types}_B{hpa}"

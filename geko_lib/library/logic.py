@@ -276,7 +276,8 @@ def gemm_type_of(problem_type: dict) -> GemmType:
             raise LibraryError(f"ProblemType {key}={value!r} must be true/false or 0/1")
         return "T" if value else "N"
 
-    return GemmType(transpose("TransposeA"), transpose("TransposeB"), a, b, dest, dest,
+    d = name("DataTypeD") if "DataTypeD" in problem_type else dest
+    return GemmType(transpose("TransposeA"), transpose("TransposeB"), a, b, dest, d,
                     normalize_compute_type(compute))
 
 
@@ -299,6 +300,8 @@ def problem_type_for(gemm_type: GemmType) -> dict:
         "StridedBatched": True,
         "UseBias": 0,
         "Activation": False,
+        # Tensile has one type for C and D; geko's own key keeps a differing D type
+        **({"DataTypeD": enum(gemm_type.d_type)} if gemm_type.d_type != gemm_type.c_type else {}),
     }
 
 
