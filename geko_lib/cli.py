@@ -560,12 +560,14 @@ def main(argv=None) -> int:
     dry = "--dry-run" in extra or "-n" in extra
     if dry:
         return code
+    log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
     report = report_path(values, workdir)
     if code == 0 and report is not None:
         code = subprocess.call([*command, "--report", str(report)],
                                env=child_environment(config), cwd=workdir)
     terminal.run_summary(workdir, config, target=target, until=values.get("until"),
-                         code=code, report=report, passed_report=terminal.report_in(extra))
+                         code=code, report=report, passed_report=terminal.report_in(extra),
+                         log_file=log_file)
     return code
 
 

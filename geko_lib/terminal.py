@@ -29,8 +29,13 @@ RUN_OUTPUTS = ((layout.FINAL_LIBS, "kept kernels as library logic, ready for int
                (layout.RAW_RESULTS, "every GEMM compared: reference vs tuned"),
                (layout.METRICS, "uplift statistics (mean, geomean, time-weighted)"),
                (layout.SUMMARY, "GEMM contribution analysis"),
+               (layout.GEMMS, "unique GEMMs"),
                (layout.WINNERS, "best kernel per GEMM (search)"),
-               (layout.TUNING_DIR, "tuning YAMLs and build_*/ dirs (tune)"),
+               (layout.SEARCH_DIR, "per-GEMM search .yaml/.out files, failed_jobs.log (search)"),
+               (layout.TUNING_DIR, "tuning YAMLs and .sh, build_*/ dirs (tune)"),
+               (layout.LIBS, "the libraries the comparison benchmarked"),
+               (layout.TENSILE, "the compiled library (tensile/library/)"),
+               (str(Path(layout.BENCH_INPUT).parent), "*_bench.yaml / *_verify.yaml inputs and outputs"),
                (str(Path(layout.EXPORT_OVERRIDE).parent), "hipBLASLt override and TunableOp files"),
                (str(Path(layout.REPORT_TABLE).parent), "figures and tables of the HTML report"),
                (layout.LOG_DIR, "one log per job"))
@@ -108,6 +113,14 @@ def tuning_yamls(workdir: Path) -> list[Path]:
     return [campaign.path(layout.TUNING_YAML, cfg=name) for name in campaign.tuning_configs()]
 
 
+def benchmark_log_outputs(config: dict) -> tuple[tuple[str, str], ...]:
+    """The updated benchmark log ``<stem>.yaml`` and its bench output ``<stem>.out``."""
+    kind = "log" if config.get("workload_log") else "other"
+    stem = layout.benchmark_stem(kind, config.get("workload_log", ""))
+    return ((layout.fill(layout.BENCH_LOG, stem=stem), "updated benchmark log (bench rows)"),
+            (layout.fill(layout.BENCH_OUT, stem=stem), "its benchmark output"))
+
+
 def _outputs(workdir: Path, outputs) -> list[str]:
     present = [(name, what) for name, what in outputs if (workdir / name).exists()]
     width = max((len(name) for name, _ in present), default=0)
@@ -115,7 +128,8 @@ def _outputs(workdir: Path, outputs) -> list[str]:
 
 
 def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, code: int,
-                report: Path | None = None, passed_report: str | None = None) -> None:
+                report: Path | None = None, passed_report: str | None = None,
+                log_file: Path | None = None) -> None:
     """The lines after snakemake: what was made and where, or where to look after a failure."""
     say()
     if code != 0:
@@ -124,27 +138,27 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     elif until == "configure":
         _configure_summary(workdir)
     elif target == "bench":
-        _bench_summary(workdir)
+        _bench_summary(workdir, config)
     else:
-        _final_summary(workdir, config["mode"])
+        _final_summary(workdir, config)
     for path in (report, (workdir / passed_report) if passed_report else None):
         if code == 0 and path is not None:
             say(f"report written to {Path(path).resolve()}" if Path(path).is_file()
                 else f"no report was written to {path}")
-    log_file = snakemake_log(workdir)
+    log_file = log_file or snakemake_log(workdir)
     if log_file is not None:
         say(f"Snakemake's log: {log_file}")
-    if is_model(config) and code == 0:
+    if is_model(config) and code == 0 and until is None:
         say(MODEL_REMINDER)
 
 
-def _bench_summary(workdir: Path) -> None:
+def _bench_summary(workdir: Path, config: dict) -> None:
     table = bench_table(workdir)
     say(f"baseline of {len(table)} GEMMs, largest share of GEMM time first:")
     for line in format_bench_table(table):
         print(f"  {line}", flush=True)
     say(f"written to {workdir}:")
-    for line in _outputs(workdir, BENCH_OUTPUTS):
+    for line in _outputs(workdir, benchmark_log_outputs(config) + BENCH_OUTPUTS):
         print(line, flush=True)
 
 
@@ -157,7 +171,7 @@ def _configure_summary(workdir: Path) -> None:
         "[--up_thr X] [--err_thr X] [--no_retry]")
 
 
-def _final_summary(workdir: Path, mode: str) -> None:
+def _final_summary(workdir: Path, config: dict) -> None:
     metrics = workdir / layout.METRICS
     if metrics.is_file():
         m = json.loads(metrics.read_text())
@@ -166,9 +180,9 @@ def _final_summary(workdir: Path, mode: str) -> None:
             say(line)
     final = workdir / layout.FINAL_LIBS
     if final.is_dir():
-        kind = "remapped" if mode == "search" else "optimized"  # the original's two wordings
+        kind = "remapped" if config["mode"] == "search" else "optimized"  # the original's
         say(f"Final {kind} library available in: '{final}' "
             f"({len(list(final.glob('*.yaml')))} library file(s))")
     say(f"outputs in {workdir}:")
-    for line in _outputs(workdir, RUN_OUTPUTS):
+    for line in _outputs(workdir, benchmark_log_outputs(config) + RUN_OUTPUTS):
         print(line, flush=True)

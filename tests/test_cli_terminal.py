@@ -1,0 +1,154 @@
+"""What a user of the real `geko` command sees on the terminal, and the two-step
+configure/optimize flow: real snakemake runs on the sim platform in temp dirs."""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from .conftest import WORKLOADS
+from .test_cli import GEKO
+
+pytestmark = pytest.mark.slow
+MODEL_FIRST = "geko: platform sim: an analytic GPU model"
+MODEL_LAST = "geko: these numbers are model predictions of the sim platform, not measurements"
+
+
+def geko(*args, cwd):
+    return subprocess.run([*GEKO, *args, "--cores", "2"], cwd=cwd, capture_output=True,
+                          text=True)
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
+def printed_path(stdout: str, prefix: str) -> Path:
+    line = next(line for line in stdout.splitlines() if line.startswith(prefix))
+    return Path(line[len(prefix):].strip())
+
+
+def test_bench_prints_the_table_it_measured_and_where_it_wrote_it(tmp_path):
+    proc = ok(geko("--bench", "--workload-log", str(WORKLOADS / "mixed_types.yaml"),
+                   "--workdir", "run", cwd=tmp_path))
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(MODEL_FIRST) and lines[-1] == MODEL_LAST
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["GEMM", "calls"])
+    assert lines[header].split() == ["GEMM", "calls", "us", "GFLOP/s", "share"]
+    rows = [line.split() for line in lines[header + 1:header + 7]]
+    baseline = pd.read_csv(tmp_path / "run" / "baseline" / "workload.csv")
+    assert len(rows) == len(baseline) == 6
+    by_us = {round(float(u), 3) for u in baseline["us"]}
+    assert {float(r[2]) for r in rows} == by_us  # the measured times, one row per GEMM
+    shares = [float(r[4].rstrip("%")) for r in rows]
+    assert shares == sorted(shares, reverse=True) and abs(sum(shares) - 100.0) < 0.05
+    assert rows[0][0] == "XSS_TN_M8192_N8192_B1_K1024"  # 10 calls x the largest time
+    assert f"geko: written to {tmp_path / 'run'}:" in proc.stdout
+    assert "baseline/workload.csv" in proc.stdout and "summary.csv" in proc.stdout
+
+
+def test_snakemakes_own_log_goes_under_the_workdir(tmp_path):
+    proc = ok(geko("--bench", "--inline", "256", "256", "1", "256", "B", "B", "S", "N", "T",
+                   "--workdir", "run", cwd=tmp_path))
+    log = printed_path(proc.stdout, "geko: Snakemake's log:")
+    assert log.is_file() and log.parent == tmp_path / "run" / ".snakemake" / "log"
+    assert not (tmp_path / ".snakemake").exists()  # nothing in the current directory
+
+
+@pytest.fixture(scope="module")
+def search_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("search")
+    proc = ok(geko("--search", "--workload-log", str(WORKLOADS / "mixed_types.yaml"),
+                   "--keep_thr", "0", "-d", "0,1", "--workdir", "run", "--report",
+                   cwd=root))
+    return root / "run", proc
+
+
+def test_the_run_summary_names_the_outputs_and_says_model(search_run):
+    workdir, proc = search_run
+    out = proc.stdout
+    assert out.splitlines()[0].startswith(MODEL_FIRST) and out.splitlines()[-1] == MODEL_LAST
+    assert f"geko: Final remapped library available in: '{workdir / 'final_libs'}'" in out
+    for name in ("final_libs", "results/final_results.csv", "results/raw_results.csv",
+                 "results/metrics.json", "summary.csv", "winners.csv", "search", "logs"):
+        assert re.search(rf"^  {re.escape(name)} +\S", out, re.M), name
+        assert (workdir / name).exists()
+
+
+def test_the_two_uplift_lines_say_what_they_average(search_run):
+    workdir, proc = search_run
+    metrics = json.loads((workdir / "results" / "metrics.json").read_text())
+    kept = metrics["uplift_kept"]
+    average = next(line for line in proc.stdout.splitlines() if "Average GEMM uplift" in line)
+    assert average.startswith(f"geko: Average GEMM uplift of {kept['mean']:.4f}% for a total "
+                              f"of {kept['n']} GEMMs (arithmetic mean of the kept GEMMs'")
+    weighted = next(line for line in proc.stdout.splitlines() if "Weighted GEMM uplift" in line)
+    assert f"{metrics['e2e']['e2e_uplift_pct']:.4f}% (share of the workload's total GEMM " \
+           "time saved" in weighted
+    headline = f"geko: {kept['n']} of {metrics['counts']['n_attempted']} GEMMs kept"
+    assert headline in proc.stdout and "% of the roofline floor" in proc.stdout
+
+
+def test_report_prints_the_file_it_wrote_and_leads_with_the_headline(search_run):
+    workdir, proc = search_run
+    report = printed_path(proc.stdout, "geko: report written to")
+    assert report == workdir / "report.html" and report.is_file()
+    metrics = json.loads((workdir / "results" / "metrics.json").read_text())
+    description = re.search(r'var workflow_desc = "(.*?)";\n', report.read_text()).group(1)
+    kept = description.index(f"GEMMs kept: {metrics['counts']['n_kept']}")
+    assert kept < description.index("Time-weighted uplift") < description.index("of the floor")
+    assert kept < description.index("geko campaign on")  # the headline comes first
+    assert "model predictions of the sim platform" in description
+
+
+def test_job_info_and_library_warnings_stay_in_the_job_logs(search_run):
+    workdir, proc = search_run
+    terminal = proc.stdout + proc.stderr
+    assert "GEKO:INFO [" not in terminal  # job lines: only the driver's own line is INFO
+    exports_log = (workdir / "logs" / "exports.log").read_text()
+    assert "UserWarning: GCN_ARCH_NAME" in exports_log  # a library warning of that job
+    assert "GCN_ARCH_NAME" not in terminal
+    assert any("GEKO:INFO" in p.read_text() and "leased sim device" in p.read_text()
+               for p in (workdir / "logs" / "search").glob("*.log"))  # INFO: in the job logs
+
+
+def test_two_step_configure_review_optimize(tmp_path):
+    (tmp_path / "sizes.yaml").write_text(
+        "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"
+        'ARCH: "gfx942"\nSizes:\n  - [128, 128, 1, 128]\n')
+    # step 1, configure.py's flags: -a, -w, --keep_thr, --device
+    first = ok(geko("--tune", "--list", "sizes.yaml", "-a", "gfx942", "-w", "run",
+                    "--keep_thr", "0", "--device", "0", "--until", "configure", cwd=tmp_path))
+    workdir = tmp_path / "run"
+    yamls = sorted((workdir / "optimizations").glob("*_[0-9].yaml"))
+    assert [p.name for p in yamls] == ["BBS_TN_0.yaml"]
+    assert f"  {yamls[0]}" in first.stdout  # listed for review
+    assert f"geko --tune --workdir {workdir}" in first.stdout  # how to continue
+    assert not list((workdir / "optimizations").glob("build_*"))
+    assert not (workdir / "final_libs").exists()
+    # step 2, optimize.py's flags: -w, -d, -n, --up_thr, --err_thr, --no_retry
+    second = ok(geko("--tune", "-w", "run", "-d", "0,1", "-n", "2", "--up_thr", "1.01",
+                     "--err_thr", "0.05", "--no_retry", cwd=tmp_path))
+    config = yaml.safe_load((workdir / "geko_config.yaml").read_text())
+    assert (config["devices"], config["n_slots"], config["up_thr"], config["err_thr"],
+            config["retry"]) == ([0, 1], 2, 1.01, 0.05, False)
+    assert (config["arch"], config["keep_thr"]) == ("gfx942", 0.0)  # kept from step 1
+    assert config["workload_list"] == str(tmp_path / "sizes.yaml")
+    assert f"Final optimized library available in: '{workdir / 'final_libs'}'" in second.stdout
+    assert list((workdir / "final_libs").glob("*.yaml"))
+    # the GA's per-generation rows are in the job log, not interleaved on the terminal
+    rows = [line for p in (workdir / "logs" / "optimize").glob("*.log")
+            for line in p.read_text().splitlines() if re.search(r"\| +\d+ \| +\d+ \|", line)]
+    assert rows
+    assert not re.search(r"\| +\d+ \| +\d+ \|", second.stdout + second.stderr)
+
+
+def test_a_continuation_without_a_campaign_is_refused(tmp_path):
+    proc = subprocess.run([*GEKO, "--tune", "-w", "nothing"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "nothing/geko_config.yaml does not exist" in proc.stderr
