@@ -43,6 +43,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -471,30 +472,52 @@ class _GA:
                 "rng": self.rng.bit_generator.state, "history": self.history}
 
     def restore(self, data: dict):
-        if data.get("format") != CHECKPOINT_FORMAT or data.get("version") != CHECKPOINT_VERSION:
+        """Resume from ``data``. Everything is read and checked before any state changes, so a
+        checkpoint that fails here leaves the GA as fresh as before (see :meth:`resume`)."""
+        if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT \
+                or data.get("version") != CHECKPOINT_VERSION:
             raise GAError("not a GA checkpoint of this version")
-        if data["fingerprint"] != self.fingerprint:
+        if data.get("fingerprint") != self.fingerprint:
             raise GAError("the checkpoint was written for another search space or GA settings "
                           "(only n_gen and max_evals may change on resume)")
         x = np.array(data["individuals"], dtype=np.int64).reshape(-1, self.space.n_vars)
-        n_sizes = self.archive.n_sizes = int(data["n_sizes"])
+        n_sizes = int(data["n_sizes"])
         s = np.array([[np.nan if v is None else v for v in col] for col in data["scores"]],
                      dtype=np.float64).reshape(len(x), n_sizes).T
+        pop = np.array(data["population"], dtype=np.int64)
+        best = np.array(data["best"], dtype=np.float64)
+        history, dropped = list(data["history"]), int(data["dropped"])
+        type(self.rng.bit_generator)().state = data["rng"]  # validates it without touching ours
+        self.archive.n_sizes = n_sizes
         self.archive.add(x, s)
-        self.pop = np.array(data["population"], dtype=np.int64)
-        self.best = np.array(data["best"], dtype=np.float64)
-        self.history = list(data["history"])
-        self.dropped = int(data["dropped"])
+        self.pop, self.best, self.history, self.dropped = pop, best, history, dropped
         self.rng.bit_generator.state = data["rng"]
+
+    def resume(self, path: Path) -> None:
+        """Continue from the checkpoint ``path``. One for other settings is refused naming the
+        file; a damaged one (cut short, edited into nonsense) is set aside as ``<name>.damaged``
+        and the search starts over, which, being seeded, ends exactly where an uninterrupted run
+        would."""
+        try:
+            data = json.loads(path.read_text())
+            self.restore(data)
+        except GAError as exc:
+            raise GAError(f"{path}: {exc}") from None
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError) as exc:
+            damaged = path.with_name(path.name + ".damaged")
+            os.replace(path, damaged)
+            log.warning("GA: checkpoint %s is damaged (%s: %s); kept as %s, starting over",
+                        path, type(exc).__name__, exc, damaged.name)
+            return
+        log.info("GA: resumed from %s at generation %d (%d evaluations)", path,
+                 len(self.history) - 1, len(self.archive))
 
     # --- main loop --------------------------------------------------------------------------
     def run(self, checkpoint, progress) -> SearchResult:
         cfg, budget = self.cfg, self.cfg.max_evals
         path = None if checkpoint is None else Path(checkpoint)
         if path is not None and path.exists():
-            self.restore(json.loads(path.read_text()))
-            log.info("GA: resumed from %s at generation %d (%d evaluations)", path,
-                     len(self.history) - 1, len(self.archive))
+            self.resume(path)
         reason = None
         while reason is None:
             left = None if budget is None else budget - len(self.archive)
