@@ -133,7 +133,9 @@ _BLOCK = re.compile(r"^\[(\d+)\]:(.*)$")
 _SOLUTION_LINE = re.compile(r"^--(Solution index|Solution name|kernel name):(.*)$")
 _ROW_START = re.compile(r"^[NTCnt]\s*,\s*[NTCnt]\s*,")  # a value line starts with transA,transB
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")  # solution and kernel names: Tensile identifiers
-_COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_./+-]*$")  # header names (hipblaslt-GB/s, CPU-us ...)
+# header names: a letter, then anything printable but a blank, a comma or "=" (key=value text is
+# not a header). Real names carry punctuation: hipblaslt-GB/s, CPU-us, HIPBLASLT_BENCH_EFF=1's num_cu's
+_COLUMN = re.compile(r"^[A-Za-z][^\x00-\x20,=\x7f]*$")
 _PAREN = re.compile(r"\(([^()]*)\)")  # complex scalars print as (re,im)
 
 # output column -> canonical column (hipblaslt-bench spellings over the years)
@@ -159,7 +161,12 @@ def _unquote(line: str) -> str:
 
 
 def _split_csv(text: str) -> list[str]:
-    return [f.strip() for f in next(csv.reader([_PAREN.sub(r'"(\1)"', text)]))]
+    return [f.strip() for f in next(csv.reader([text]))]
+
+
+def _split_values(text: str) -> list[str]:
+    """A value line's fields; complex scalars ``(re,im)`` stay one field."""
+    return _split_csv(_PAREN.sub(r'"(\1)"', text))
 
 
 class _Reader:
@@ -225,7 +232,7 @@ class _Reader:
         self.header, self.header_line, self.awaiting_row = names, number, True
 
     def value_line(self, number: int, s: str) -> None:
-        values = _split_csv(s)
+        values = _split_values(s)
         if len(values) != len(self.header):
             self.fail(number, f"{len(values)} values, but the header (line {self.header_line}) "
                               f"has {len(self.header)} columns")
