@@ -37,7 +37,7 @@ from typing import Callable
 
 import yaml
 
-from . import files, terminal, workload
+from . import campaign_start, files, terminal, workload
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -550,6 +550,11 @@ def main(argv=None) -> int:
                         format="GEKO:%(levelname)s %(message)s")
     terminal.say(terminal.platform_notice(config))  # the first line: is this a model?
     workdir = Path(config["workdir"])
+    try:  # before anything in the workdir changes (geko_lib.campaign_start)
+        campaign_start.before_command(workdir, config)
+    except GekoError as exc:
+        print(f"geko: error: {exc}", file=sys.stderr)
+        return 2
     config_path = files.write_text(workdir / CONFIG_NAME, yaml.safe_dump(config, sort_keys=False))
     if values.get("until"):
         extra = ["--until", values["until"], *extra]

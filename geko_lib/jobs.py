@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import devices, platforms
+from . import campaign_state, devices, integrity, platforms, status
 from .errors import GekoError
 from .gemm import GemmProblem
 
@@ -68,10 +68,102 @@ def run(main, smk) -> None:
     setup_logging(smk.log[0] if smk.log else None, smk.config["verbosity"])
     log.debug("rule %s: input %s, output %s", smk.rule, list(smk.input), list(smk.output))
     try:
+        campaign = check_inputs(smk)
+        before = _beside_outputs(smk)
         main(smk)
+        stamp_outputs(smk, campaign, before)
     except USER_ERRORS as exc:
         log.error("%s", exc)
         sys.exit(1)
+
+
+def _paths(named) -> list[str]:
+    return [str(p) for p in named]
+
+
+def check_inputs(smk) -> dict:
+    """The campaign's identity, once every input this job reads from the workdir has been
+    proved whole and current by its stamp (a damaged or stale one is refused, naming it)."""
+    campaign = campaign_state.identity(smk.config)
+    root = Path.cwd()
+    for name in _paths(smk.input):
+        path = Path(name)
+        if path.is_absolute() or not path.exists():
+            continue  # the workload source lives outside the workdir: run_state covers it
+        expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
+        # an input without a stamp is no declared output (the audit before the DAG is built
+        # removes unstamped outputs), e.g. a file a checkpoint wrote beside its output
+        if integrity.find_stamp(path, root) is not None:
+            integrity.require(path, expected, root)
+    return campaign
+
+
+def _beside_outputs(smk) -> dict[Path, int]:
+    """The files beside the job's file outputs, with their mtimes, before the job runs."""
+    found = {}
+    for name in _paths(smk.output):
+        parent = Path(name).parent
+        if Path(name).is_dir() or not parent.is_dir():
+            continue
+        for path in parent.iterdir():
+            if path.is_file() and not path.name.startswith(".") and \
+                    not integrity.is_stamp(path):
+                found[path] = path.stat().st_mtime_ns
+    return found
+
+
+def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
+    """Stamp every output of the finished job (digest, rows, provenance, input digests), and
+    the files it wrote beside them (a checkpoint's tuning YAMLs beside its manifest)."""
+    inputs = integrity.input_digests(_paths(smk.input), Path.cwd())
+    rule = getattr(smk, "rule", None)
+    outputs = [name for name in _paths(smk.output) if Path(name).exists()]
+    for name in outputs:
+        expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
+        integrity.stamp(name, expected, inputs, rule=rule)
+    file_outputs = [name for name in outputs if Path(name).is_file()]
+    for path in _written_beside(file_outputs, before):
+        expected = integrity.expected_provenance(campaign, smk.config["mode"], path)
+        integrity.stamp(path, expected, inputs, rule=rule, companion_of=file_outputs[0])
+
+
+def _stamped_by_another_job(path: Path, owner: str) -> bool:
+    """A file beside this job's output that another job stamped: a declared output of a
+    parallel job sharing the directory (its own valid sidecar), or another job's companion."""
+    try:
+        found = integrity.find_stamp(path)
+    except integrity.IntegrityError:
+        return False
+    if found is None or found.where != integrity.sidecar(path):
+        return False
+    companion_of = found.record.get("companion_of")
+    if companion_of:
+        return companion_of != owner
+    return integrity.damage(path, found) is None
+
+
+def _written_beside(file_outputs: list[str], before: dict[Path, int]) -> list[Path]:
+    """Files new or changed beside the outputs since the job started, not declared outputs and
+    not stamped meanwhile by their own job (parallel jobs may share a directory)."""
+    if not file_outputs:
+        return []
+    declared = {Path(name).resolve() for name in file_outputs}
+    # outputs of jobs still running beside this one (Snakemake marks them incomplete until
+    # they finish, after their own stamp) are theirs to stamp
+    declared |= {Path(name).resolve() for name in status.incomplete_outputs(Path.cwd())}
+    found = []
+    for parent in {Path(name).parent for name in file_outputs}:
+        for path in sorted(parent.iterdir()):
+            if not path.is_file() or path.name.startswith(".") or integrity.is_stamp(path) \
+                    or path.resolve() in declared:
+                continue
+            mtime = path.stat().st_mtime_ns
+            if before.get(path) == mtime:
+                continue
+            if _stamped_by_another_job(path, file_outputs[0]):
+                continue
+            found.append(path)
+    return found
 
 
 @contextlib.contextmanager
@@ -92,9 +184,12 @@ def on_device(config: dict, n_slots: int = 1):
 
 
 def read_table(path) -> pd.DataFrame:
-    """A results / summary CSV with identity columns typed as the workflow writes them."""
-    return pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
-                       na_values=[""])
+    """A results / summary CSV with identity columns typed as the workflow writes them; a table
+    with a stamp must have the rows the stamp recorded."""
+    frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
+                        na_values=[""])
+    integrity.check_rows(path, len(frame))
+    return frame
 
 
 def problems_in_rows(path) -> list[GemmProblem]:

@@ -41,6 +41,7 @@ in another YAML layout (block style) is read by PyYAML as a whole.
 
 from __future__ import annotations
 
+import csv
 import gc
 import json
 import logging
@@ -66,7 +67,31 @@ __all__ = [
     "cleanup_mangled_pairs", "grid_values",
 ]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _DuplicateKey(Exception):
+    """A mapping names ``key`` twice (``line`` is 1-based within the parsed text)."""
+
+    def __init__(self, key: str, line: int):
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """PyYAML's safe loader, refusing a mapping that repeats a key: YAML silently keeps the last
+    value, so a row naming M twice would be tuned for one of the two sizes unnoticed."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise _DuplicateKey(key_node.value, key_node.start_mark.line + 1)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+
+def _duplicate_key_error(path, line: int | None, dup: _DuplicateKey) -> "WorkloadError":
+    return WorkloadError(path, line, dup.key, f"key {dup.key!r} appears twice in one row; "
+                                              "which value is meant?")
 
 INLINE_PATH = "--inline"
 INLINE_TOKENS = ("M", "N", "batch", "K", "DataType", "DestDataType", "ComputeDataType",
@@ -227,7 +252,12 @@ class _FlowParser:
                 return _LINE_YAML
             values = list(map(self.values.__getitem__, parts))
         keys = tuple(map(self.keys.__getitem__, parts))
-        return self.key_tuples.setdefault(keys, keys), values
+        shared = self.key_tuples.get(keys)
+        if shared is None:
+            if len(set(keys)) != len(keys):
+                return _LINE_YAML  # a repeated key: refused there, naming it
+            shared = self.key_tuples[keys] = keys
+        return shared, values
 
     def _learn(self, parts) -> bool:
         """Check and convert the parts not seen before; False if one needs PyYAML."""
@@ -268,12 +298,16 @@ def _parse_line_yaml(s: str, path, line: int):
     """One ``- {...}`` line through PyYAML (raw, then after the mangled-pairs cleanup)."""
     try:
         data = yaml.load(s, Loader=_Loader)
+    except _DuplicateKey as dup:
+        raise _duplicate_key_error(path, line, dup) from None
     except yaml.YAMLError as exc:
         cleaned = cleanup_mangled_pairs(s)
         try:
             if cleaned == s:
                 raise
             data = yaml.load(cleaned, Loader=_Loader)
+        except _DuplicateKey as dup:
+            raise _duplicate_key_error(path, line, dup) from None
         except yaml.YAMLError:
             raise WorkloadError(path, line, "syntax", f"cannot parse row: {_yaml_problem(exc)}") from None
     if not (isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict)):
@@ -766,9 +800,13 @@ def _read_yaml_reference(path, text: str) -> _Rows:
 
     try:
         node, data = load(text)
+    except _DuplicateKey as dup:
+        raise _duplicate_key_error(path, dup.line, dup) from None
     except yaml.YAMLError as exc:
         try:
             node, data = load(cleanup_mangled_pairs(text))
+        except _DuplicateKey as dup:
+            raise _duplicate_key_error(path, dup.line, dup) from None
         except yaml.YAMLError:
             line = _yaml_error_line(exc)
             if line is not None:
@@ -882,7 +920,40 @@ def read_bench_commands(path, *, platform: str | None = None) -> pd.DataFrame:
 # CSV
 
 
+def _csv_record_lines(path) -> tuple[int, list[str], list[int]] | None:
+    """(header line, header names, first line of each data record) as pandas reads the file:
+    blank lines skipped, a quoted field may span lines. None where the text cannot be read."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            records, end = [], 0
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                if any(field.strip() for field in record):
+                    records.append((start, record))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if not records:
+        return None
+    (header_line, header), data = records[0], records[1:]
+    return header_line, [name.strip() for name in header], [line for line, _ in data]
+
+
+def _refuse_duplicate_columns(path, layout) -> None:
+    if layout is None:
+        return
+    header_line, names, _ = layout
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise WorkloadError(path, header_line, name, f"column {name!r} appears twice in the "
+                                                        "header; which one is meant?")
+        seen.add(name)
+
+
 def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
+    layout = _csv_record_lines(path)
+    _refuse_duplicate_columns(path, layout)
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -895,8 +966,9 @@ def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
                             f"cannot parse CSV: {str(exc).strip()}") from None
     except OSError as exc:
         raise WorkloadError(path, None, "file", f"cannot read: {exc.strerror or exc}") from None
-    # row i of the table is line i + 2 (header on line 1; blank lines are skipped by pandas)
-    rows = _Rows(path, lambda i: i + 2)
+    # pandas skips blank lines, so row i is the i-th non-blank record after the header
+    lines = layout[2] if layout is not None and len(layout[2]) == len(frame) else None
+    rows = _Rows(path, (lambda i: lines[i]) if lines else (lambda i: i + 2))
     cols = {}
     for name in frame.columns:
         series = frame[name]
@@ -1060,6 +1132,8 @@ def read_list(path, *, platform: str | None = None) -> pd.DataFrame:
     try:
         node = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
+    except _DuplicateKey as dup:
+        raise WorkloadError(path, dup.line, dup.key, f"key {dup.key!r} is given twice") from None
     except yaml.YAMLError as exc:
         raise WorkloadError(path, _yaml_error_line(exc), "syntax",
                             f"cannot parse YAML: {_yaml_problem(exc)}") from None

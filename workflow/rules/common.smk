@@ -33,6 +33,7 @@ if WORKLOAD_KIND != "inline":
     WORKLOAD_VALUE = launch_path(WORKLOAD_VALUE)
     if not Path(WORKLOAD_VALUE).is_file():
         raise ValueError(f"config: workload_{WORKLOAD_KIND} {WORKLOAD_VALUE} does not exist")
+    config[f"workload_{WORKLOAD_KIND}"] = WORKLOAD_VALUE  # resolved: jobs run in the workdir
 
 
 def runtime(minutes):
