@@ -345,6 +345,8 @@ class SimPlatform:
     faulty: tuple[str, ...] = ()  # solution-name substrings: fast but numerically wrong
     crash_on: tuple[str, ...] = ()  # problem-name substrings: the job raises
     stall_on: tuple[str, ...] = ()  # problem-name substrings: the job hangs (tests the watchdog)
+    flaky_on: tuple[str, ...] = ()  # problem-name substrings: a job fails once, then works
+    search_crash_on: tuple[str, ...] = ()  # problem-name substrings: their dense search fails
     job_seconds: float = 0.0  # real time a GPU job spends, to emulate long jobs
     # real time the dense search spends per GEMM, to emulate cuda's search (a fixed screening
     # budget per GEMM plus a part that grows with the GEMM's runtime): see search_seconds()
@@ -373,6 +375,8 @@ class SimPlatform:
                    faulty=tuple(sim.get("faulty_solutions") or ()),
                    crash_on=tuple(sim.get("crash_on") or ()),
                    stall_on=tuple(sim.get("stall_on") or ()),
+                   flaky_on=tuple(sim.get("flaky_on") or ()),
+                   search_crash_on=tuple(sim.get("search_crash_on") or ()),
                    job_seconds=float(sim.get("job_seconds", 0.0)),
                    search_seconds_per_gemm=float(sim.get("search_seconds_per_gemm", 0.0)),
                    search_seconds_per_ms=float(sim.get("search_seconds_per_ms", 0.0)))
@@ -393,8 +397,16 @@ class SimPlatform:
             us = us * np.clip(1 + self.noise * rng.standard_normal(len(rows)), 0.5, 1.5)
         return us
 
-    def _start_job(self, problems: Sequence[GemmProblem]) -> None:
+    def _start_job(self, problems: Sequence[GemmProblem], out_dir=None) -> None:
         for problem in problems:
+            if out_dir is not None and any(c in problem.name for c in self.flaky_on):
+                # fails the first job that runs this GEMM in the phase dir (out_dir's parent),
+                # so a retry (or a rerun) of it works: a transient failure
+                marker = Path(out_dir).parent / ".sim_flaky" / problem.name
+                if not marker.exists():
+                    marker.parent.mkdir(parents=True, exist_ok=True)
+                    marker.touch()
+                    raise PlatformError(f"sim: injected one-time failure on {problem.name}")
             if any(c in problem.name for c in self.crash_on):
                 raise PlatformError(f"sim: injected crash on {problem.name}")
             if any(c in problem.name for c in self.stall_on):
@@ -462,7 +474,10 @@ class SimPlatform:
         return results_frame(rows, RESULT_COLUMNS)
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
-        self._start_job(problems)
+        self._start_job(problems, out_dir)
+        for problem in problems:
+            if any(c in problem.name for c in self.search_crash_on):
+                raise PlatformError(f"sim: injected search crash on {problem.name}")
         rows = []
         for problem in problems:
             cat = catalogue(problem.type)
@@ -558,7 +573,7 @@ class SimPlatform:
         GA for Ductile) and write the best kernel of every size to build_dir/3_LibraryLogic."""
         cfg = TuningConfig.load(tuning_yaml)
         problems = [GemmProblem(cfg.gemm_type, *size) for size in cfg.sizes]
-        self._start_job(problems)
+        self._start_job(problems, build_dir)
         space = tune.space_of(cfg, kernel_is_valid(self.arch, cfg.gemm_type))
 
         def evaluate(batch: list[dict]) -> np.ndarray:
