@@ -139,6 +139,11 @@ def absolute(text: str) -> str:
     return str(Path(text).expanduser().resolve())
 
 
+def enum(key: str) -> tuple:
+    """The values the schema allows for ``key`` (a flag's choices)."""
+    return tuple(schema_entry(key)["enum"])
+
+
 @dataclass(frozen=True)
 class Flag:
     names: tuple[str, ...]
@@ -153,8 +158,9 @@ FLAGS = (
          "comma-separated device ids, e.g. 0,1,2,3 (default {default}); with --until configure "
          "the baseline device, as configure.py's --device", {"metavar": "LIST"}, parse_devices),
     Flag(("--keep_thr",), "keep_thr",
-         "percent of total GEMM time a GEMM needs to be searched or tuned (default 0.1 for "
-         "--search, 0.0 for --bench and --tune; 0 keeps every GEMM without a baseline bench)",
+         "percent of total GEMM time a GEMM needs to be searched or tuned (default {search} for "
+         "--search, {bench} for --bench, {tune} for --tune; 0 keeps every GEMM without a "
+         "baseline bench)",
          {"type": float}),
     Flag(("--up_thr",), "up_thr",
          "minimum speed-up ratio to keep a kernel, e.g. 1.03 keeps >= 3%% uplift "
@@ -182,16 +188,16 @@ FLAGS = (
          "a relative path is relative to the current directory)", {"metavar": "DIR"}, absolute),
     Flag(("--platform",), "platform",
          "hardware platform (default {default}: an analytic model, no GPU; rocm when "
-         "--hipblaslt or " + HIPBLASLT_ENV + " is set)", {"choices": ("sim", "rocm", "cuda")}),
+         "--hipblaslt or " + HIPBLASLT_ENV + " is set)", {"choices": enum("platform")}),
     Flag(("--hipblaslt",), "rocm.hipblaslt_path",
          "built hipBLASLt checkout; selects --platform rocm (wins over " + HIPBLASLT_ENV +
          " and the config's rocm.hipblaslt_path)", {"metavar": "PATH"}, absolute),
     Flag(("-a", "--arch", "--architecture"), "arch",
          "target architecture (required for --tune unless the --list YAML has ARCH:; default "
-         "{default}, h200 on cuda)", {"metavar": "ARCH"}),
+         "{default}, {cuda} on cuda)", {"metavar": "ARCH"}),
     Flag(("-b", "--backend"), "backend",
          "tuning backend for --tune: ductile (genetic algorithm) or tensile (exhaustive); "
-         "default {default}", {"choices": ("ductile", "tensile")}),
+         "default {default}", {"choices": enum("backend")}),
     Flag(("-n", "--n_slots"), "n_slots",
          "max concurrent tuning jobs per device for --tune (default {default})", {"type": int}),
     Flag(("--lock-dir",), "lock_dir",
@@ -201,7 +207,7 @@ FLAGS = (
          {"action": "store_true"}, lambda given: not given),
     Flag(("-v", "--verbose"), "verbosity",
          "logging of the command and of every job log: 0 WARNING, 1 INFO, 2 DEBUG "
-         "(default {default})", {"type": int, "choices": (0, 1, 2)}),
+         "(default {default})", {"type": int, "choices": enum("verbosity")}),
 )
 
 SOURCES = {"workload_log": "--workload-log", "list": "--list", "inline": "--inline"}
@@ -234,8 +240,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-w", "--workdir", help="campaign directory (default geko_<timestamp>); "
                                            "alone, a campaign to continue")
     for flag in FLAGS:
-        p.add_argument(*flag.names, dest=flag.key.replace(".", "__"),
-                       help=flag.help.format(default=shown(default(flag.key))), **flag.options)
+        p.add_argument(*flag.names, dest=flag.key.replace(".", "__"), help=help_text(flag),
+                       **flag.options)
     p.add_argument("--until", choices=("configure",),
                    help="stop after the tuning YAMLs (optimizations/) for review, as "
                         "configure.py; continue with `geko --tune --workdir DIR`")
@@ -248,6 +254,16 @@ def parser() -> argparse.ArgumentParser:
 def shown(value) -> str:
     """A default as it would be typed on the command line."""
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def help_text(flag: Flag) -> str:
+    """The flag's help with its defaults read from the schema: ``{default}``, and per mode
+    (``{search}``, ``{tune}``, ``{bench}``) or per platform (``{cuda}``, ...)."""
+    platforms = schema_entry("platform")["enum"]
+    values = {"default": shown(default(flag.key))}
+    values |= {mode: shown(default(flag.key, mode=mode)) for mode in MODES}
+    values |= {name: shown(default(flag.key, platform=name)) for name in platforms}
+    return flag.help.format(**values)
 
 
 def given_flags(args) -> dict[str, object]:

@@ -220,7 +220,7 @@ def test_cli_hipblaslt_flag(fake, tmp_path, monkeypatch):
     base = ["--search", "--inline", "16", "2048", "1", "15360", "B", "B", "S", "N", "N",
             "--platform", "rocm", "--workdir", str(tmp_path / "w")]
     config, _ = cli.build_config(cli.parser().parse_args(base + ["--hipblaslt", str(fake)]))
-    assert config["rocm"] == {"hipblaslt_path": str(fake.resolve())}
+    assert config["rocm"]["hipblaslt_path"] == str(fake.resolve())
     assert cli.child_environment(config)["GEKO_HIPBLASLT_PATH"] == str(fake.resolve())
     with pytest.raises(cli.UsageError, match="is not built"):
         import shutil
