@@ -395,11 +395,15 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
     return rows
 
 
-def dump_rows(rows: list[dict], path) -> Path:
+def rows_text(rows: list[dict]) -> str:
     """A YAML list of flow mappings, one row per line (what hipblaslt-bench --yaml reads)."""
     lines = [yaml.dump(row, Dumper=codec.Dumper, default_flow_style=True, sort_keys=False,
                        width=5000).strip() for row in rows]
-    return files.write_text(path, "".join(f"- {line}\n" for line in lines) or "[]\n")
+    return "".join(f"- {line}\n" for line in lines) or "[]\n"
+
+
+def dump_rows(rows: list[dict], path) -> Path:
+    return files.write_text(path, rows_text(rows))
 
 
 def keep_sizes(lib: LibraryLogic, sizes: set[tuple[int, int, int, int]]) -> LibraryLogic:

@@ -22,6 +22,37 @@ BIAS_TAG = {0: "S", 4: "H", 7: "B"}
 _EPILOGUE_TAGS = re.compile(r"(?:_Bias[A-Z]+)?(?:_HAS)?(?:_SABV?)?(?:_SAV)?_UserArgs")
 
 
+# --- load and create -------------------------------------------------------------------------------
+
+def load_library(path) -> LibraryLogic:
+    """One library-logic YAML (list or dict layout)."""
+    return load(path)
+
+
+def load_collection(directory) -> LibraryCollection:
+    """Every ``*.yaml`` library of a directory, by file name."""
+    from .logic import load_dir
+
+    if not Path(directory).is_dir():
+        raise LibraryError(f"{directory}: no such library directory")
+    return load_dir(directory)
+
+
+def create(hipblaslt_path=None, lib_dir=None, out_dir="build", version: str = "5", *,
+           platform=None, **config) -> Path:
+    """What the platform loads at run time, made from the libraries of ``lib_dir`` into
+    ``out_dir``: on rocm TensileCreateLibrary (``version``: code-object version) writing
+    ``out_dir/library/``; the sim and cuda platforms' equivalents elsewhere."""
+    from .. import platforms
+
+    if lib_dir is None:
+        raise TypeError("create() needs lib_dir")
+    if hipblaslt_path is not None or platform == "rocm":
+        config["rocm"] = dict(config.get("rocm") or {}, code_object_version=str(version))
+    plat = platforms.resolve(hipblaslt_path, platform, **config)
+    return plat.create_library(Path(lib_dir), Path(out_dir))
+
+
 # --- trim ----------------------------------------------------------------------------------------
 
 def trim(lib: LibraryLogic) -> LibraryLogic:
@@ -173,9 +204,14 @@ def _index_column(frame: pd.DataFrame, side: str = "") -> str:
     raise LibraryError(f"results have no solution_index{side} column")
 
 
-def extract_solutions(winners: pd.DataFrame, match_table) -> LibraryCollection:
+def extract_solutions(winners: pd.DataFrame, match_table=None, *, platform=None,
+                      **config) -> LibraryCollection:
     """Dense-search winners -> one Equality library per source logic file name, holding the
-    winning solutions (copied from the vendor's logic files) and the winners' sizes."""
+    winning solutions (copied from the vendor's logic files through hipBLASLt's MatchTable) and
+    the winners' sizes. Without a MatchTable the platform (``platform=``) extracts its own
+    solutions (the sim and cuda platforms have no MatchTable)."""
+    if match_table is None:
+        return _extract_on_platform(winners, platform, config)
     table = match_table if isinstance(match_table, dict) else load_match_table(match_table)
     column = _index_column(winners)
     ordered = winners.sort_values(["m", "n", "batch_count", "k"], kind="stable")
@@ -201,6 +237,18 @@ def extract_solutions(winners: pd.DataFrame, match_table) -> LibraryCollection:
         template.library_type = "Equality"
         out[name] = build(template, entries)
     return out
+
+
+def _extract_on_platform(winners: pd.DataFrame, platform, config: dict) -> LibraryCollection:
+    import tempfile
+
+    from .. import platforms
+    from .logic import load_dir
+
+    plat = platforms.resolve(None, platform, **config)
+    with tempfile.TemporaryDirectory() as tmp:
+        plat.extract(winners, Path(tmp))
+        return load_dir(tmp)
 
 
 # --- final_libs and full_libs ------------------------------------------------------------------------

@@ -119,11 +119,17 @@ def ceilings(config: dict) -> dict | None:
     return capabilities(config).ceilings
 
 
-def resolve(hipblaslt_path=None, platform: str | None = None, **config) -> Platform:
+def resolve(hipblaslt_path=None, platform=None, **config) -> Platform:
     """The platform an API call runs on, as the original's functions are called:
     ``hipblaslt_path`` (their first argument) selects rocm on that checkout, ``platform=``
     names one ("sim", "rocm", "cuda"); with neither the call runs on the sim platform and says
     so. Other keywords are config keys (``arch``, ``devices`` ...)."""
+    if platform is not None and not isinstance(platform, str):
+        return platform  # a Platform already set up
+    if platform is None and hipblaslt_path is None:
+        logging.getLogger("geko").warning(
+            "no hipblaslt_path or platform= given: running on the sim platform (an analytic "
+            "GPU model; its times are predictions)")
     if platform is None:
         platform = "rocm" if hipblaslt_path is not None else "sim"
     if platform == "rocm" and hipblaslt_path is not None:
@@ -133,10 +139,6 @@ def resolve(hipblaslt_path=None, platform: str | None = None, **config) -> Platf
         # the argument wins over the environment variable, as the call names its checkout
         environ = dict(os.environ, **{ENV_VAR: str(hipblaslt_path)})
         return RocmPlatform.from_config(dict(config, platform="rocm"), environ=environ)
-    if platform == "sim" and hipblaslt_path is None:
-        logging.getLogger("geko").warning(
-            "no hipblaslt_path or platform= given: running on the sim platform (an analytic "
-            "GPU model; its times are predictions)")
     return get(dict(config, platform=platform))
 
 

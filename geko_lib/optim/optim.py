@@ -1,0 +1,155 @@
+"""Tune mode (``geko.optim``): configure tuning YAMLs, run them over devices, analyze what the
+tuned libraries gained (raw_results.csv, final_results.csv, metrics.json)."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+
+from .. import analysis, files, original_columns, platforms
+from ..errors import GekoError
+from ..schemas import GemmConfig
+from ..tuning import optimize as tuning_jobs
+
+log = logging.getLogger("geko")
+
+FAILED_JOBS = "failed_jobs.log"
+
+
+def configure(hipblaslt_path=None, gemm_configs=None, output_dir="workdir/optimizations",
+              arch: str = "gfx950", backend: str = "ductile", search_space: str | None = None,
+              *, platform=None, **options) -> list[Path]:
+    """Tuning YAMLs (``<output_dir>/<GEMM type>_<i>.yaml``) for one GemmConfig or a list of
+    them, on ``arch``; ``backend`` ductile (the GA) or tensile (exhaustive); ``search_space``
+    and the generator's other keys (``options``) as the original's configure takes them."""
+    if gemm_configs is None:
+        raise TypeError("configure() needs gemm_configs")
+    configs = [gemm_configs] if isinstance(gemm_configs, GemmConfig) else list(gemm_configs)
+    plat = platforms.resolve(hipblaslt_path, platform, arch=arch)
+    settings = dict(options, backend=backend)
+    if search_space is not None:
+        settings["search_space"] = search_space
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for config in configs:
+        paths += plat.configure(config, Path(output_dir), arch, settings)
+    return paths
+
+
+def tuning_files(tuning_dir) -> list[Path]:
+    """The tuning YAMLs of a directory in index order (``<name>_<i>.yaml``), as the original
+    lists them: names holding "config" are not tuning files."""
+    def index(path: Path) -> tuple:
+        match = re.search(r"_(\d+)$", path.stem)
+        return (path.stem.rsplit("_", 1)[0], int(match.group(1)) if match else -1)
+
+    found = [p for p in Path(tuning_dir).glob("*.yaml") if "config" not in p.name.lower()]
+    return sorted(found, key=index)
+
+
+def _optimize_one(plat, tuning_yaml: Path, device: int) -> Path:
+    build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
+    state = tuning_jobs.build_state(build)
+    if state == "completed":
+        return build / tuning_jobs.LOGIC_DIR
+    if state in ("failed", "resumable"):
+        tuning_jobs.clean_for_retry(build)  # a checkpoint survives: the GA resumes from it
+    build.mkdir(parents=True, exist_ok=True)
+    try:
+        return plat.optimize(tuning_yaml, build, device)
+    except GekoError:
+        tuning_jobs.bump_failcount(build)
+        raise
+
+
+def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), retry: bool = True,
+        n_slots: int = 1, *, platform=None, **config) -> list[Path]:
+    """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device),
+    each into ``build_<name>/3_LibraryLogic``; a completed build is not run again and a failed
+    one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
+    ``tuning_dir/failed_jobs.log`` and skipped. Returns the logic dirs of the jobs that
+    finished."""
+    plat = platforms.resolve(hipblaslt_path, platform, **config)
+    yamls = tuning_files(tuning_dir)
+    if not yamls:
+        raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
+    slots: queue.Queue = queue.Queue()
+    for _ in range(max(1, n_slots)):
+        for device in devices:
+            slots.put(device)
+    failed: dict[str, str] = {}
+
+    def work(tuning_yaml: Path) -> Path | None:
+        device = slots.get()
+        try:
+            for attempt in range(2 if retry else 1):
+                try:
+                    return _optimize_one(plat, tuning_yaml, device)
+                except GekoError as exc:
+                    log.warning("%s failed on device %d (attempt %d): %s", tuning_yaml.name,
+                                device, attempt + 1, exc)
+                    failed[tuning_yaml.name] = str(exc)
+            return None
+        finally:
+            slots.put(device)
+
+    with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
+        done = list(pool.map(work, yamls))
+    finished = [d for d in done if d is not None]
+    failed = {name: error for name, error in failed.items()
+              if not any(d.parent.name == f"build_{Path(name).stem}" for d in finished)}
+    log_path = Path(tuning_dir) / FAILED_JOBS
+    log_path.unlink(missing_ok=True)
+    if failed:
+        files.write_text(log_path, "".join(f"{n}: {e}\n" for n, e in sorted(failed.items())))
+        log.warning("%d tuning job(s) failed: %s", len(failed), log_path)
+    return finished
+
+
+def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,
+                  config: dict) -> pd.DataFrame:
+    """results/raw_results.csv, final_results.csv (the kept GEMMs) and metrics.json from a
+    comparison (bench.compare's table), and the original's closing log lines. Returns the kept
+    rows."""
+    caps = platforms.capabilities(config)
+    raw = analysis.enrich(raw, caps.ceilings)
+    metrics = analysis.metrics(raw, up_thr, err_thr, platforms.describe(platform, config),
+                               ceilings=caps.ceilings)
+    raw = original_columns.add(raw)
+    output_dir = Path(output_dir)
+    files.write_csv(output_dir / "raw_results.csv", raw)
+    kept = raw[raw["kept"]]
+    files.write_csv(output_dir / "final_results.csv", kept)
+    files.write_json(output_dir / "metrics.json", metrics)
+    for line in analysis.summary_lines(metrics):
+        log.info("%s", line)
+    return kept
+
+
+def analyze(hipblaslt_path=None, lib_dir=None, output_dir="workdir/results", up_thr: float = 1.03,
+            error_thr: float = 0.03, device: int = 0, verify: bool = True, log_summary=None,
+            duration: float = 1.0, beta: bool = False, custom_lib_dir=None,
+            benchmark_dir=None, *, platform=None, **config) -> pd.DataFrame:
+    """Benchmark the libraries of ``lib_dir`` against the default (bench.compare: the created
+    library in ``custom_lib_dir``, default ``<output_dir>/../build``; bench files and outputs
+    in ``benchmark_dir``, default ``<output_dir>/../benchmarks``) and keep the GEMMs whose
+    kernel changed, ran ``up_thr`` times faster and verified below ``error_thr``. Writes
+    raw_results.csv, final_results.csv and metrics.json in output_dir; returns the kept rows
+    (what ``library.from_dataframe`` ships)."""
+    from ..bench import compare
+
+    if lib_dir is None:
+        raise TypeError("analyze() needs lib_dir")
+    output_dir = Path(output_dir)
+    plat = platforms.resolve(hipblaslt_path, platform, **config)
+    raw = compare(lib_dir=lib_dir, custom_lib_dir=custom_lib_dir or output_dir.parent / "build",
+                  benchmark_dir=benchmark_dir or output_dir.parent / "benchmarks",
+                  device=device, duration=duration, verify=verify, beta=beta, up_thr=up_thr,
+                  err_thr=error_thr, log_summary=log_summary, platform=plat)
+    config = dict(config, platform=plat.name)
+    return write_results(raw, output_dir, up_thr, error_thr, plat, config)

@@ -1,0 +1,110 @@
+"""search.run's job runner: search chunks dealt over devices (one chunk per device at a
+time), resumable from the chunks' saved candidates, failed chunks retried GEMM by GEMM.
+
+This is the Python API's runner; a Snakemake campaign runs the same chunks as scheduler jobs
+(workflow/rules/search.smk), and both call the platform's ``search`` on each chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+from . import files, jobs
+from .bench.utils import format_benchmark_output
+from .errors import GekoError
+from .gemm import GemmProblem
+from .library.logic import dump_rows, rows_text
+from .search import chunk_bounds, chunk_name
+
+log = logging.getLogger("geko")
+
+FAILED_JOBS = "failed_jobs.log"
+FAILED_GEMMS = "failed_gemms.yaml"
+
+
+def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
+                duration: float | None) -> pd.DataFrame:
+    """One chunk on one device: its rows file, its output, its candidates table."""
+    data = out / "data" / f"{name}.csv"
+    rows_file = out / f"{name}.yaml"
+    text = rows_text(rows)
+    if data.is_file() and rows_file.is_file() and rows_file.read_text() == text:
+        return jobs.read_table(data)  # done by an earlier run with the same rows
+    files.write_text(rows_file, text)
+    problems = [GemmProblem.from_row(r) for r in rows]
+    frame = plat.search(problems, out, device, duration=duration)
+    files.write_text(out / f"{name}.out", format_benchmark_output(frame, plat.note))
+    files.write_csv(data, frame)
+    return frame
+
+
+def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_size: int,
+               retry: bool, duration: float | None) -> pd.DataFrame:
+    """Every candidate of every GEMM that could be searched."""
+    from tqdm import tqdm
+
+    if not devices:
+        raise GekoError("search.run() needs at least one device")
+    out.mkdir(parents=True, exist_ok=True)
+    bounds = chunk_bounds(len(rows), max_chunk_size, len(devices))
+    free: queue.Queue = queue.Queue()
+    for device in devices:
+        free.put(device)
+    failed: list[dict] = []
+    # the original's bar: the completed and failed counts after the timing brackets
+    bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
+    bar = tqdm(total=len(rows), desc="Search in progress",
+               bar_format=bar_format + " n_completed: 0, n_failed: 0")
+
+    def work(chunk_rows: list[dict], name: str) -> list[pd.DataFrame]:
+        device = free.get()
+        try:
+            try:
+                return [_search_one(plat, chunk_rows, name, out, device, duration)]
+            except GekoError as exc:
+                if not retry or len(chunk_rows) == 1:
+                    raise
+                log.warning("%s failed on device %d (%s): retrying its GEMMs one by one",
+                            name, device, exc)
+            found = []
+            for i, row in enumerate(chunk_rows):
+                try:
+                    found.append(_search_one(plat, [row], f"{name}_retry{i}", out, device,
+                                             duration))
+                except GekoError as exc:
+                    failed.append(dict(row, error=str(exc)))
+            return found
+        except GekoError as exc:
+            failed.extend(dict(r, error=str(exc)) for r in chunk_rows)
+            return []
+        finally:
+            free.put(device)
+            bar.bar_format = (f"{bar_format} n_completed: {bar.n + len(chunk_rows) - len(failed)},"
+                              f" n_failed: {len(failed)}")
+            bar.update(len(chunk_rows))
+
+    with ThreadPoolExecutor(max_workers=len(devices)) as pool:
+        results = list(pool.map(lambda b: work(rows[b[0]:b[1] + 1], chunk_name(*b)), bounds))
+    bar.close()
+    _record_failures(out, failed)
+    frames = [f for chunk in results for f in chunk]
+    if not frames:
+        raise GekoError(f"dense search: every GEMM failed; see {out / FAILED_JOBS}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _record_failures(out: Path, failed: list[dict]) -> None:
+    """failed_jobs.log (one failed GEMM and its error a line) and failed_gemms.yaml (their
+    rows, to rerun by hand); neither is left behind by a run without failures."""
+    for name in (FAILED_JOBS, FAILED_GEMMS):
+        (out / name).unlink(missing_ok=True)
+    if not failed:
+        return
+    lines = [f"{GemmProblem.from_row(r).name}: {r['error']}" for r in failed]
+    files.write_text(out / FAILED_JOBS, "\n".join(lines) + "\n")
+    dump_rows([{k: v for k, v in r.items() if k != "error"} for r in failed], out / FAILED_GEMMS)
+    log.warning("%d GEMM(s) failed the dense search: %s", len(failed), out / FAILED_JOBS)
