@@ -1,42 +1,38 @@
-"""Where results came from: platform, architecture and vendor-library version, recorded beside
-every library directory (``provenance.json``) and checked before the results are used again, so
-libraries made for one GPU or library version are never benchmarked or shipped for another (as
-TunableOp's Validator lines and hipBLASLt's tuning-file version header do)."""
+"""Where a library directory came from, checked before it is used again: the directory's
+manifest (``provenance.json``, written by ``geko_lib.integrity``) records the campaign's platform,
+architecture, vendor-library version, workload and options, and every file's digest; libraries
+made for another GPU, library version or campaign, or edited since, are never benchmarked or
+shipped (as TunableOp's Validator lines and hipBLASLt's tuning-file version header do).
+
+The scripts call ``write`` on a staging directory and ``check`` on the directories they read;
+``jobs.run`` restamps every output when the job finishes, with the digests of its inputs."""
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
-from . import files
-from .errors import GekoError
+from . import campaign_state, integrity
+from .integrity import MANIFEST as FILE, IntegrityError
 
-FILE = "provenance.json"
-
-
-class StaleResultsError(GekoError, ValueError):
-    """Results were made for another platform, architecture or library version."""
+StaleResultsError = IntegrityError  # the name callers have always caught
 
 
-def stamp(config: dict, platform) -> dict:
-    return {"platform": platform.name, "arch": config.get("arch"),
-            "library_version": getattr(platform, "library_version", None)}
+def expected(config: dict, directory) -> dict:
+    # a staging directory (files.staged_dir: ".<name>.staging<pid>") stands for <name>
+    name = re.sub(r"^\.(.+)\.staging\d+$", r"\1", Path(directory).name)
+    campaign = campaign_state.identity(config)
+    return integrity.expected_provenance(campaign, config.get("mode", "search"), name)
 
 
-def write(directory, config: dict, platform) -> Path:
-    return files.write_json(Path(directory) / FILE, stamp(config, platform))
+def write(directory, config: dict, platform=None) -> Path:
+    """Stamp a directory output as it stands (its inputs are added when the job finishes)."""
+    return integrity.stamp(directory, expected(config, directory), {})
 
 
-def check(directory, config: dict, platform) -> None:
-    """Refuse a directory whose recorded provenance differs from this run's."""
-    path = Path(directory) / FILE
-    if not path.is_file():
-        raise StaleResultsError(f"{directory} has no {FILE}: it was not made by this geko "
-                                "campaign; delete it to rebuild")
-    recorded = json.loads(path.read_text())
-    expected = stamp(config, platform)
-    different = {k: (recorded.get(k), v) for k, v in expected.items() if recorded.get(k) != v}
-    if different:
-        what = ", ".join(f"{k} {old!r} (this run: {new!r})" for k, (old, new) in different.items())
-        raise StaleResultsError(f"{directory} was made for {what}: refusing to use it; delete "
-                                f"it (or run with the matching config) to rebuild")
+def check(directory, config: dict, platform=None) -> None:
+    """Refuse a directory that is damaged, unstamped or made for another campaign."""
+    integrity.require(Path(directory), expected(config, directory), Path(directory).parent)
+
+
+__all__ = ["FILE", "StaleResultsError", "write", "check", "expected"]

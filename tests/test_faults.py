@@ -81,16 +81,31 @@ def test_malformed_config_is_refused_and_nothing_written(campaign, change, key):
     assert not c.workdir.exists()
 
 
-def test_libraries_of_another_arch_are_refused(campaign):
+def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
     c = campaign(keep_thr=0.0)
     c.snakemake("final_libs")
     recorded = (c.path("final_libs", "provenance.json")).read_text()
     assert '"arch": "gfx950"' in recorded and '"platform": "sim"' in recorded
+    before = {p: p.read_bytes() for p in c.workdir.rglob("*")
+              if p.is_file() and ".snakemake" not in p.parts}
     c.config["arch"] = "gfx942"  # an execution setting: snakemake itself sees no change
-    for path in c.path("final_libs").iterdir():
-        path.unlink()
-    c.path("final_libs").rmdir()
     proc = c.snakemake("final_libs", check=False)
     assert proc.returncode != 0
-    assert "was made for arch 'gfx950' (this run: 'gfx942')" in proc.stdout + proc.stderr
-    assert not c.path("final_libs").exists()
+    message = proc.stdout + proc.stderr
+    assert "this workdir belongs to another campaign: arch 'gfx950' (this run: 'gfx942')" \
+        in message and "new --workdir" in message
+    after = {p: p.read_bytes() for p in c.workdir.rglob("*")
+             if p.is_file() and ".snakemake" not in p.parts}
+    assert after == before
+
+
+def test_libraries_of_another_arch_are_recomputed_without_run_state(campaign):
+    c = campaign(keep_thr=0.0)
+    c.snakemake("final_libs")
+    expected = final_lib_texts(c)
+    c.path("run_state.json").unlink()  # no record of the campaign: the stamps still tell
+    c.config["arch"] = "gfx942"
+    proc = c.snakemake("final_libs")
+    assert "final_libs: made for arch 'gfx950' (this run: 'gfx942')" in proc.stderr
+    assert '"arch": "gfx942"' in c.path("final_libs", "provenance.json").read_text()
+    assert final_lib_texts(c) != expected  # gfx942 kernels, not gfx950's

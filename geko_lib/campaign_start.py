@@ -1,0 +1,166 @@
+"""What happens when a campaign starts in a workdir, whichever entry point starts it (``geko``
+or ``snakemake --profile ...``): the workflow calls these while its Snakefile is read, before
+Snakemake builds the DAG, so a refusal leaves the workdir as it was and a removed output is
+simply missing to Snakemake, which recomputes it.
+
+1. ``refuse_other_campaign``: run_state.json records another campaign -> refused, saying what
+   differs and how to start over.
+2. ``remove_untrustworthy_outputs``: every existing output of a rule is checked against its stamp
+   (``geko_lib.integrity``); damaged, unstamped or stale ones are removed and reported. Skipped
+   while the workdir is locked: a live campaign's outputs are not ours to judge, and Snakemake
+   refuses to run beside it anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+
+from . import campaign_lock, campaign_state, integrity, layout
+from .status import snakemake_locks
+
+log = logging.getLogger("geko")
+
+
+def refuse_other_campaign(workdir, campaign: dict) -> None:
+    campaign_state.check(workdir, campaign)
+
+
+def pattern_glob(pattern: str) -> str:
+    """A Snakemake file pattern as a glob: every ``{wildcard[,constraint]}`` becomes ``*``
+    (constraints may hold braces of their own, e.g. ``{n,\\d{2}}``)."""
+    out, depth = [], 0
+    for char in pattern:
+        if char == "{":
+            if depth == 0:
+                out.append("*")
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def _visible(rel: Path) -> bool:
+    return not any(part.startswith(".") for part in rel.parts)
+
+
+def existing_outputs(root, patterns) -> list[str]:
+    """Paths (relative to ``root``) that exist now and match a rule's output pattern, and the
+    files with a sidecar stamp (files a job wrote beside its outputs). ``patterns`` are
+    (pattern, compiled regex) pairs; hidden names (temporaries, staging directories,
+    Snakemake's own records) and stamps are never outputs."""
+    root = Path(root)
+    found = {str(side.relative_to(root))[:-len(integrity.STAMP_SUFFIX)]
+             for side in root.rglob("*" + integrity.STAMP_SUFFIX)
+             if _visible(side.relative_to(root))}
+    for pattern, regex in patterns:
+        for path in root.glob(pattern_glob(pattern)):
+            rel = path.relative_to(root)
+            if not _visible(rel) or integrity.is_stamp(rel):
+                continue
+            if regex.match(str(rel)):
+                found.add(str(rel))
+    return sorted(found)
+
+
+def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
+                                 report=None) -> list[tuple[Path, str]]:
+    """Remove every damaged or stale output so that this run recomputes it; returns what was
+    removed and why (also told through ``report``, one line each)."""
+    workdir = Path(workdir)
+    if not workdir.is_dir() or snakemake_locks(workdir):
+        return []
+    outputs = existing_outputs(workdir, patterns)
+    removed = _orphaned_companions(workdir, outputs, report or log.warning)
+    found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
+        campaign, mode, rel))
+    for rel, reason in found:
+        # an output inside another removed one goes with it
+        if any(parent in {r for r, _ in removed} for parent in rel.parents):
+            continue
+        # a file written beside a declared output is recomputed with it
+        owner = _companion_of(workdir / rel)
+        integrity.remove_output(workdir / rel)
+        removed.append((rel, reason))
+        (report or log.warning)(f"geko: {workdir / rel}: {reason}: removed, this run "
+                                "recomputes it")
+        if owner and (workdir / owner).exists():
+            integrity.remove_output(workdir / owner)
+            removed.append((Path(owner), f"{rel} was written beside it"))
+    return removed
+
+
+def _orphaned_companions(workdir: Path, outputs: list[str], report) -> list[tuple[Path, str]]:
+    """A file written beside a declared output that is gone now: the output it belongs to is
+    removed too, or Snakemake would count it done and miss the file."""
+    removed = []
+    for rel in outputs:
+        path = workdir / rel
+        owner = None if path.exists() else _companion_of(path)
+        if owner and (workdir / owner).exists():
+            integrity.remove_output(workdir / owner)
+            removed.append((Path(owner), f"{rel} (written beside it) is missing"))
+            report(f"geko: {workdir / owner}: {rel} (written beside it) is missing: removed, "
+                   "this run recomputes it")
+        if not path.exists():
+            integrity.sidecar(path).unlink(missing_ok=True)
+    return removed
+
+
+def _companion_of(path: Path) -> str | None:
+    side = integrity.sidecar(path)
+    try:
+        return json.loads(side.read_text()).get("companion_of") if side.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def outputs_of(rules) -> list[tuple[str, re.Pattern]]:
+    """(pattern, regex) of every output of Snakemake ``rules`` (objects with ``.output`` items
+    that have ``.regex()``), for :func:`existing_outputs`."""
+    return [(str(item), item.regex()) for rule in rules for item in rule.output]
+
+
+def identity_at_start(config: dict) -> dict | None:
+    """The campaign's identity, or None (with a warning) where the platform cannot be set up
+    here: the jobs then fail with the platform's own message, and nothing is judged."""
+    from .errors import GekoError
+
+    try:
+        return campaign_state.identity(config)
+    except GekoError as exc:
+        tell(f"geko: warning: cannot check the workdir against run_state.json ({exc})")
+        return None
+
+
+def tell(line: str) -> None:
+    """A line for the person running the workflow (stderr, where Snakemake reports)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def record_progress(workdir, campaign: dict, mode: str) -> None:
+    """After a successful run: how far the campaign got (the original's configured and
+    optimized flags)."""
+    root = Path(workdir)
+    configured = (root / layout.SEARCH_CHUNKS).is_dir() or (root / layout.TUNING_MANIFEST).is_file() \
+        or (root / "optimizations" / "configs").is_dir()
+    campaign_state.finish(root, campaign, mode, configured=configured,
+                          optimized=(root / layout.FINAL_LIBS).is_dir())
+
+
+def before_command(workdir, config: dict) -> None:
+    """What the ``geko`` command checks before it writes anything into ``workdir``: a campaign
+    running there refuses, a stale Snakemake lock (its holder gone) is cleared and reported,
+    and a workdir of another campaign refuses (as the workflow would, but before the command
+    rewrites the workdir's geko_config.yaml)."""
+    workdir = Path(workdir)
+    for name in campaign_lock.prepare(workdir):
+        tell(f"geko: cleared a stale Snakemake lock ({workdir / '.snakemake' / 'locks' / name}) "
+             "left by an interrupted run; resuming")
+    if (workdir / campaign_state.FILE).is_file():
+        campaign_state.check(workdir, campaign_state.identity(campaign_state.with_defaults(config)))
