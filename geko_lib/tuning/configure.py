@@ -464,7 +464,7 @@ def configure(gemm_type: GemmType, sizes, arch: str, backend: str = "ductile",
                        "pop_size": pop_size(space.permutations())}
             if len(meta) > 1:
                 ductile["weights"] = {"group_0": mi_weights(meta, csizes, settings.cus)}
-        cfg = yw.TuningConfig(
+        cfg = yw.TuningYamlSpec(
             name=entity, gemm_type=gemm_type, sizes=list(csizes), space=space,
             enqueues_per_sync=eps, num_warmups=warm, sleep_percent=sleep,
             schedule_name=settings.arch.schedule_name,

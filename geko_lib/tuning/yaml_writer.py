@@ -25,8 +25,9 @@ NO_EPILOGUE_FAMILIES = ("D", "C", "Z")  # DGEMM and complex: epilogue keys comme
 
 
 @dataclass
-class TuningConfig:
-    """Everything one tuning YAML holds."""
+class TuningYamlSpec:
+    """Everything one tuning YAML holds, before it is written (``tuning.problem.TuningConfig``
+    is a tuning YAML read back)."""
 
     name: str  # entity, e.g. BBS_TN_0 (the file is <name>.yaml)
     gemm_type: GemmType
@@ -115,11 +116,11 @@ def bias_type_args(gemm_type: GemmType) -> list[str]:
     return [data]
 
 
-def epilogues_on(cfg: TuningConfig) -> bool:
+def epilogues_on(cfg: TuningYamlSpec) -> bool:
     return cfg.epilogues and cfg.mi_family not in NO_EPILOGUE_FAMILIES
 
 
-def _problem_type(cfg: TuningConfig) -> list[str]:
+def _problem_type(cfg: TuningYamlSpec) -> list[str]:
     t = cfg.gemm_type
     data, dest, compute = problem_data_types(t)
     ta, tb = t.transA == "T", t.transB == "T"
@@ -153,7 +154,7 @@ def _problem_type(cfg: TuningConfig) -> list[str]:
 # sections
 
 
-def _global_parameters(cfg: TuningConfig) -> list[str]:
+def _global_parameters(cfg: TuningYamlSpec) -> list[str]:
     int8 = BY_NAME[cfg.gemm_type.a_type].tensile == "I8"
     return [
         "GlobalParameters:",
@@ -213,7 +214,7 @@ def _unwrap(value, name):
     return value
 
 
-def _backend(cfg: TuningConfig) -> list[str]:
+def _backend(cfg: TuningYamlSpec) -> list[str]:
     lines = ["Backend:", f"  Name: {cfg.backend}"]
     if cfg.backend != "Ductile":
         return lines
@@ -231,7 +232,7 @@ def _backend(cfg: TuningConfig) -> list[str]:
     return lines
 
 
-def render(cfg: TuningConfig) -> str:
+def render(cfg: TuningYamlSpec) -> str:
     """The text of one tuning YAML."""
     t = cfg.gemm_type
     out = [
@@ -271,6 +272,6 @@ def fmt_plain(values: list[str]) -> str:
     return "[" + ", ".join(values) + "]"
 
 
-def write(path, cfg: TuningConfig) -> Path:
+def write(path, cfg: TuningYamlSpec) -> Path:
     """Write one tuning YAML atomically."""
     return write_text(Path(path), render(cfg))
