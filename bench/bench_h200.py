@@ -17,7 +17,10 @@ same method (timing.py: CUDA graph over rotating operands > 4x L2, median of rep
 - nvmath_top8: best of the heuristic's first 8 algorithms (what TunableOp does on CUDA);
 - triton_autotune: best of a standard Triton config list (what Inductor's autotune does);
 - geko_search / geko_tune: the winner of geko's dense search / Triton tuning for the GEMM;
-- final: what geko's final_libs dispatches (the default where it kept nothing).
+- final: what geko's final_libs dispatches (the default where it kept nothing);
+- combined (with ``--combined-out DIR``): per GEMM the fastest verified of final, geko_tune and
+  default from these same side-by-side timings, written to DIR as one library
+  (``geko_lib.platforms.cuda.combine``) and loaded back with ``runtime.load``.
 
 Every candidate that wins a column is checked against a float32 reference. Writes
 ``h200_per_gemm.csv`` and ``h200_summary.json`` into --out, and prints the table.
@@ -42,7 +45,8 @@ from geko_lib.platforms.cuda.platform import (CudaPlatform, SearchSettings,  # n
                                               solutions_in)
 
 COLUMNS = ("default", "torch", "nvmath_top8", "triton_autotune", "geko_search", "geko_tune",
-           "final")
+           "final", "combined")
+COMBINED_FROM = ("final", "geko_tune", "default")  # candidates of the combined library, in order
 ERR_THR = 1e-2
 
 
@@ -78,6 +82,7 @@ class Bench:
         self.triton = triton
         self.t = timing.torch()
         self.executor = None
+        self.verified: dict = {}  # problem -> column -> the solution it timed and checked
 
     def launch_lists(self, problem, sets, solutions):
         """(solution, calls) of every solution that can be set up for this problem."""
@@ -132,9 +137,30 @@ class Bench:
                 if error < ERR_THR:
                     row[column], row[f"{column}_name"] = us, solution["SolutionNameMin"]
                     row[f"{column}_error"] = error
+                    self.verified.setdefault(problem, {})[column] = solution
                     break
         del sets
         return row
+
+
+def combine_columns(rows: list, verified: dict, problems: list, out_dir: Path) -> None:
+    """Fill each row's ``combined`` column and write the combined library to ``out_dir``."""
+    from geko_lib import runtime
+    from geko_lib.platforms.cuda import combine
+
+    chosen = []
+    for row, problem in zip(rows, problems):
+        solutions = verified.get(problem, {})
+        best = combine.fastest([(row.get(c, math.nan), solutions.get(c))
+                                for c in COMBINED_FROM])
+        if best is None:
+            continue
+        us, solution = best
+        row["combined"], row["combined_name"] = us, solution["SolutionNameMin"]
+        chosen.append((problem, solution, problem.flops / us / 1e3))
+    combine.write(chosen, out_dir)
+    served = runtime.load(out_dir).solutions  # the runtime's own validation of the files
+    print(f"combined library: {len(served)} GEMMs in {out_dir}")
 
 
 def timed_columns(frame: pd.DataFrame) -> list[str]:
@@ -203,6 +229,8 @@ def main():
     parser.add_argument("--no-triton", action="store_true")
     parser.add_argument("--limit", type=int, default=0, help="first N GEMMs only (smoke runs)")
     parser.add_argument("--repeats", type=int, default=9, help="timed replays per variant")
+    parser.add_argument("--combined-out", type=Path,
+                        help="write the per-GEMM fastest of final/tune/default here")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -216,9 +244,10 @@ def main():
     final = library_choices(args.workdir / "final_libs")
     tuned = tune_choices(args.tune_workdir) if args.tune_workdir else {}
     bench = Bench(args.device, triton=not args.no_triton, repeats=args.repeats)
-    rows = []
+    rows, problems = [], []
     for record in gemms.to_dict("records"):
         problem = GemmProblem.from_row(record)
+        problems.append(problem)
         key = (problem.type, problem.size)
         choices = {"geko_search": search.get(key), "geko_tune": tuned.get(key),
                    "final": final.get(key)}
@@ -229,6 +258,8 @@ def main():
         print(f"{problem.name:36s} copy floor {row['copy_floor']:8.1f}  default "
               f"{row['default']:8.1f}  tune {row.get('geko_tune', math.nan):8.1f}  final "
               f"{row['final']:8.1f}", flush=True)
+    if args.combined_out:
+        combine_columns(rows, bench.verified, problems, args.combined_out)
     frame = pd.DataFrame(rows)
     frame["floor"], ceilings["floor"] = honest_floor(frame, peak)
     frame.to_csv(args.out / "h200_per_gemm.csv", index=False)

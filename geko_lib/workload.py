@@ -5,7 +5,8 @@ Sources
 * hipBLASLt ``HIPBLASLT_LOG_MASK=64`` logs: a YAML list of flow mappings, one GEMM call signature
   per line (``- {function: matmul, M: 16032, ..., call_count: 1}``); blank and ``#`` lines allowed.
 * hipBLASLt ``HIPBLASLT_LOG_MASK=32`` logs: ``hipblaslt-bench ...`` command lines, one per call.
-* CSV files (``.csv`` suffix) with the same fields (lowercase ``m, n, k`` accepted).
+* CSV files (``.csv`` suffix) with the same fields (lowercase ``m, n, k`` accepted), or PyTorch
+  TunableOp's ``tunableop_untuned<device>.csv`` / results files (:mod:`geko_lib.tunableop`).
 * the generator ``--list`` YAML (:func:`read_list`) and the ``--inline`` spec (:func:`read_inline`).
 
 The canonical table has the columns of :data:`geko_lib.gemm.LOG_FIELDS` that the source provides
@@ -1018,6 +1019,10 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
     if problem:
         raise problem
     if Path(path).suffix.lower() == ".csv":
+        from . import tunableop  # PyTorch TunableOp's untuned/results files (no header row)
+
+        if tunableop.is_tunableop_file(path):
+            return _normalize(tunableop.workload_rows(path, _Rows), platform)
         return _read_csv(path, platform)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the

@@ -54,3 +54,28 @@ def test_a_time_under_the_floor_is_reported(bench):
     (flaw,) = bench.floor_flaws(data)
     assert flaw.startswith("small final: 2.00 us < floor 3.00 us")
     assert not math.isnan(bench.summarize_runs(data)["decode_pct_floor_final"]["n<=16 min"])
+
+
+def test_combined_library_takes_the_fastest_verified_per_gemm(tmp_path):
+    from geko_lib import runtime
+    from geko_lib.gemm import GemmProblem, GemmType
+    from geko_lib.platforms.cuda import combine
+    from geko_lib.platforms.cuda import triton_gemm as tg
+
+    gemm_type = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
+    decode, prefill = GemmProblem(gemm_type, 4096, 1, 1, 4096), GemmProblem(gemm_type, 4096,
+                                                                             2048, 1, 4096)
+    cfg = tg.TritonConfig("decode_fma", 1, 8, 512, 1, 1, 4, 3)
+    tuned = {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
+    # decode: the tuned kernel wins; prefill: tune failed its check (NaN), the default is faster
+    assert combine.fastest([(12.0, None), (11.5, tuned), (13.5, combine.DEFAULT)]) == \
+        (11.5, tuned)
+    assert combine.fastest([(90.0, combine.DEFAULT), (float("nan"), tuned)]) == \
+        (90.0, combine.DEFAULT)
+    assert combine.fastest([(float("nan"), tuned)]) is None
+    paths = combine.write([(decode, tuned, decode.flops / 11.5e3),
+                           (prefill, combine.DEFAULT, prefill.flops / 90e3)], tmp_path)
+    assert len(paths) == 1
+    served = runtime.load(tmp_path).solutions
+    assert served[(gemm_type, decode.size)]["Triton"] == cfg.to_params()
+    assert served[(gemm_type, prefill.size)]["Backend"] == "default"
