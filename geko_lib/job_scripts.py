@@ -38,7 +38,7 @@ def script_text(cfg: str, python: str, snakefile: Path) -> str:
         f"# (leased device slot, stall watchdog, GA checkpoint); results: {target}",
         "# Extra arguments go to snakemake (e.g. --dry-run, --forcerun).",
         'cd "$(dirname "$0")/.." || exit 1',
-        f'exec {shlex.join(argv)} "$@" {shlex.quote(target)}', ""])
+        f'exec {shlex.join(argv)} "$@" -- {shlex.quote(target)}', ""])
 
 
 def write_scripts(configs: list[str], config: dict, workdir: Path, python: str,
