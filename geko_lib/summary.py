@@ -69,6 +69,9 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
     summary[PCT] = 100.0 * summary[TOTAL] / grand_total if grand_total > 0 else 0.0
     summary = summary.sort_values(TOTAL, ascending=False, kind="stable").reset_index(drop=True)
     keep = summary[PCT] >= keep_thr
+    if not keep.any():  # nothing to tune: say so now, not as an empty table failing downstream
+        raise SummaryError(f"keep_thr={keep_thr}% leaves no GEMM: the largest share of GEMM time "
+                           f"is {summary[PCT].max():.3g}% ({len(summary)} GEMMs); lower keep_thr")
     if not keep.all():
         log.info("Removed %d out of %d GEMMs below keep_thr=%s%%", int((~keep).sum()),
                  len(summary), keep_thr)

@@ -7,6 +7,7 @@ import pandas as pd
 import yaml
 
 from geko_lib import failures, files, jobs, layout, original_columns, search
+from geko_lib.errors import GekoError
 
 
 def main(smk):
@@ -21,7 +22,11 @@ def main(smk):
                                           "see %s", len(failed), failed_log)
     elif failed_log.exists():
         failed_log.unlink()
-    files.write_csv(smk.output[0], original_columns.add(search.winners(candidates)))
+    winners = search.winners(candidates)
+    if winners.empty:  # an empty library would only fail later, far from the cause
+        raise GekoError(f"{smk.output[0]}: no GEMM has a winning kernel: the dense search failed "
+                        f"for all {len(failed)} GEMM(s) (see {failed_log}); nothing to ship")
+    files.write_csv(smk.output[0], original_columns.add(winners))
 
 
 jobs.run(main, snakemake)  # noqa: F821
