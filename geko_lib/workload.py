@@ -58,14 +58,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import files, gemm, type_support
+from . import files, gemm, grid_sizes, type_support
 from .errors import GekoError
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "WorkloadError", "read", "read_bench_commands", "read_list", "read_inline", "write", "problems",
-    "cleanup_mangled_pairs", "grid_values",
+    "cleanup_mangled_pairs",
 ]
 
 class _DuplicateKey(Exception):
@@ -1049,22 +1049,6 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
 
 # ---- generator --list YAML ------------------------------------------------------------------
 
-GRID_MIN = 128
-GRID_MAX = 16384
-GRID_DENSITY = 4
-
-
-def grid_values(density: int = GRID_DENSITY, lo: int = GRID_MIN, hi: int = GRID_MAX) -> list[int]:
-    """Sizes of one grid axis (SIZE_OPTION 1; our own definition, the original's is not public):
-    ``density + 1`` values geometrically spaced from ``lo`` to ``hi``, rounded to a multiple of 16
-    (at least 16), duplicates removed, ascending."""
-    values = []
-    for i in range(density + 1):
-        x = lo * (hi / lo) ** (i / density) if density else lo
-        values.append(max(16, int(math.floor(x / 16 + 0.5)) * 16))
-    return list(dict.fromkeys(values))
-
-
 def _list_int(value, path, line, key, minimum=1, maximum=None) -> int:
     if type(value) is not int or value < minimum or (maximum is not None and value > maximum):
         rng = f"an integer in {minimum}..{maximum}" if maximum is not None else \
@@ -1120,14 +1104,14 @@ def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, i
     return _normalize(rows, platform)
 
 
-def read_list(path, *, platform: str | None = None) -> pd.DataFrame:
+def read_list(path, *, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
     """The generator ``--list`` YAML -> canonical rows (call_count 1, no ld/strides).
 
     ``TRANSA``, ``TRANSB``, ``DataType``, ``DestDataType``, ``ComputeDataType`` (Tensile codes);
-    ``ARCH`` and generator options are ignored here. ``SIZE_OPTION: 0`` (default): ``Sizes:
-    [[M, N, B, K], ...]`` (duplicates dropped, order kept); ``1``: grid, see :func:`grid_values`
-    (``GRID_DENSITY`` 1..5, default 4; ``GRID_MIN``/``GRID_MAX``, default 128/16384; the full
-    M x N x K cross product, batch 1); ``2``: ``GEMM_LOG_PATH``, a workload file read with
+    generator options are ignored here. ``SIZE_OPTION: 0`` (default): ``Sizes: [[M, N, B, K],
+    ...]`` (duplicates dropped, order kept); ``1``: the original's grid for the compute units of
+    ``arch`` (the campaign's; else the file's ``ARCH``), ``GRID_DENSITY`` 1..5, default 4
+    (:mod:`geko_lib.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
     :func:`read`, relative to the list file.
     """
     problem = _missing_file(path)
@@ -1189,14 +1173,15 @@ def read_list(path, *, platform: str | None = None) -> pd.DataFrame:
             sizes.setdefault(tuple(item), line)
         return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform)
 
-    density = _list_int(data.get("GRID_DENSITY", GRID_DENSITY), path, line_of_key("GRID_DENSITY"),
-                        "GRID_DENSITY", 1, 5)
-    lo = _list_int(data.get("GRID_MIN", GRID_MIN), path, line_of_key("GRID_MIN"), "GRID_MIN")
-    hi = _list_int(data.get("GRID_MAX", GRID_MAX), path, line_of_key("GRID_MAX"), "GRID_MAX")
-    if lo > hi:
-        raise WorkloadError(path, line_of_key("GRID_MIN"), "GRID_MIN", f"GRID_MIN {lo} > GRID_MAX {hi}")
-    axis = grid_values(density, lo, hi)
-    sizes_grid = [(m, n, 1, k) for m in axis for n in axis for k in axis]
+    density = _list_int(data.get("GRID_DENSITY", grid_sizes.DEFAULT_DENSITY), path,
+                        line_of_key("GRID_DENSITY"), "GRID_DENSITY", 1, 5)
+    target = arch or data.get("ARCH")
+    try:
+        sizes_grid = grid_sizes.grid(grid_sizes.compute_units(target), density)
+    except ValueError as exc:
+        raise WorkloadError(path, line_of_key("ARCH"), "ARCH",
+                            f"SIZE_OPTION 1 sizes the grid by the GPU's compute units: {exc}") \
+            from None
     line = line_of_key("SIZE_OPTION")
     return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform)
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from geko_lib import gemm, workload
+from geko_lib import gemm, grid_sizes, workload
 from geko_lib.workload import WorkloadError
 
 from .conftest import FIXTURES
@@ -413,16 +413,41 @@ def test_read_list_sizes():
 
 
 def test_read_list_grid():
-    df = workload.read_list(DATA / "list_grid.yaml")
-    axis = workload.grid_values(2)
-    assert axis == [128, 1456, 16384]
-    assert len(df) == len(axis) ** 3
-    assert set(df.M) == set(df.N) == set(df.K) == set(axis)
+    """SIZE_OPTION 1: the original's M x N grid inside the CU boundary, times its K ladder."""
+    df = workload.read_list(DATA / "list_grid.yaml")  # ARCH gfx950 (256 CUs), GRID_DENSITY 2
+    sizes = list(zip(df.M, df.N, df.batch_count, df.K))
+    assert sizes == grid_sizes.grid(256, 2) and len(sizes) == len(set(sizes)) > 100
     assert (df.batch_count == 1).all() and (df.a_type == "f16_r").all() and (df.transA == "N").all()
-    for density in range(1, 6):
-        values = workload.grid_values(density)
-        assert len(values) == density + 1 and values[0] == 128 and values[-1] == 16384
-        assert all(v % 16 == 0 for v in values) and values == sorted(values)
+    assert sorted(set(df.K)) == [256, 1024, 4096, 8192, 16384]
+    # no M x N point beyond the boundary of 2x2 rounds of 256x256 tiles per CU pair
+    assert max(df.M) <= 128 * 512 and max(df.N) <= 128 * 512
+    assert not ((df.M > 1024) & (df.N > 1024) & (df.K > 4096)).any()
+    # the campaign's arch wins over the file's ARCH, and sets the CU count
+    fewer = workload.read_list(DATA / "list_grid.yaml", arch="gfx950_128cu")
+    assert len(fewer) < len(df) and max(fewer.M) <= 64 * 512
+
+
+def test_grid_boundary_by_hand():
+    # 20 CUs: corners (2*512, 10*512), (4*512, 5*512), (5*512, 4*512), (10*512, 2*512)
+    corners = grid_sizes.boundary(20)
+    assert corners[0] == (5120, 1024) and corners[-1] == (1024, 5120)
+    assert grid_sizes.inside(1024, 1024, corners) and not grid_sizes.inside(4096, 4096, corners)
+    assert grid_sizes.inside(2048, 2560, corners)  # on the segment (2048, 2560)-(2560, 2048)
+    assert not grid_sizes.inside(2304, 2560, corners)
+    assert not grid_sizes.inside(16, 6144, corners)  # above the largest n
+    assert grid_sizes.axis(256, 1)[:13] == [16, 32, 64, 96] + list(range(128, 256, 16)) + [256]
+    assert max(grid_sizes.axis(256, 1)) == 15360  # bands below 16384 whatever the boundary
+    with pytest.raises(ValueError):
+        grid_sizes.boundary(7)  # a prime count has no 2-factor boundary
+
+
+def test_grid_needs_an_arch(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("TRANSA: N\nTRANSB: N\nDataType: H\nDestDataType: H\nComputeDataType: S\n"
+                    "SIZE_OPTION: 1\n")
+    with pytest.raises(WorkloadError) as info:
+        workload.read_list(path)
+    assert info.value.field == "ARCH"
 
 
 def test_read_list_log_path():
