@@ -504,10 +504,13 @@ def _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr,
 def _decode_k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, syc,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
                    BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr,  # noqa: F821
-                   MODE: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
+                   MODE: tl.constexpr, PRECISION: tl.constexpr,  # noqa: F821
+                   UNROLL: tl.constexpr):  # noqa: F821
     """fp32 [BLOCK_M, BLOCK_N] sum over K blocks [kb_start, kb_stop) of X[rm, k] W[rn, k]
     (W = Y^T, the weights). The weight panel is loaded as [BLOCK_N, BLOCK_K] rows, K
-    innermost (16-byte loads when K is contiguous), marked evict_first: it is read once."""
+    innermost (16-byte loads when K is contiguous), marked evict_first: it is read once. The
+    CUDA-core mode has no software pipeline: its loop is unrolled UNROLL times instead, so
+    the loads of several K blocks are in flight before their products are summed."""
     rk = tl.arange(0, BLOCK_K)  # noqa: F821
     x_rows = x_ptr + rm[:, None].to(tl.int64) * sxr  # noqa: F821
     w_rows = y_ptr + rn[:, None].to(tl.int64) * syc  # noqa: F821
@@ -517,7 +520,7 @@ def _decode_k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, sy
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)  # noqa: F821
     else:
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # noqa: F821
-    for kb in tl.range(kb_start, kb_stop):  # noqa: F821
+    for kb in tl.range(kb_start, kb_stop, loop_unroll_factor=UNROLL):  # noqa: F821
         k = (kb * BLOCK_K + rk)[None, :]
         if EVEN_K:
             x = tl.load(x_rows + k.to(tl.int64) * sxk, eviction_policy="evict_last")  # noqa
@@ -547,7 +550,7 @@ def _decode_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
                    sdr, sdc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
                    BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,  # noqa: F821
                    EVEN_K: tl.constexpr, MODE: tl.constexpr,  # noqa: F821
-                   PRECISION: tl.constexpr):  # noqa: F821
+                   PRECISION: tl.constexpr, UNROLL: tl.constexpr):  # noqa: F821
     tile = tl.program_id(0)  # noqa: F821
     split = tl.program_id(1)  # noqa: F821
     tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
@@ -558,7 +561,7 @@ def _decode_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
     kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
     acc = _decode_k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_start, kb_stop, sxr, sxk, syk,
-                         syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, MODE, PRECISION)
+                         syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, MODE, PRECISION, UNROLL)
     if SPLIT_K == 1:
         _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
     else:
@@ -639,8 +642,10 @@ def _constexprs(cfg: TritonConfig, problem: GemmProblem) -> dict:
            "GROUP_M": cfg.group_m, "PRECISION": precision(problem)}
     if cfg.template in DECODE_TEMPLATES:
         del out["GROUP_M"]
+        # decode_fma: num_stages is the K loop's unroll factor (no pipeline to deepen)
         out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0,
-                   MODE=DECODE_MODE[cfg.template])
+                   MODE=DECODE_MODE[cfg.template],
+                   UNROLL=cfg.num_stages if cfg.template == "decode_fma" else 1)
     elif cfg.template == "splitk":
         out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0)
     elif cfg.template == "tiled":

@@ -63,7 +63,7 @@ SPACES = {
         "block_k": [64, 128, 256, 512, 1024],
         "group_m": [1],
         "num_warps": [2, 4, 8],
-        "num_stages": [2, 3, 4, 5],
+        "num_stages": [1, 2, 3, 4, 5],  # decode_fma: the K loop's unroll factor
     },
     "prefill": {
         "kernel": ([{"template": "tiled", "split_k": 1}]
@@ -264,7 +264,7 @@ def _seed(template: str, problem: GemmProblem, block_m: int, block_n: int, block
     pipeline at most ``stages`` that fits (None if none fits)."""
     tiles = -(-problem.m // block_n) * -(-problem.n // block_m)
     split = _split_for(tiles, -(-problem.k // block_k), target)
-    for depth in range(stages, 1, -1):
+    for depth in range(stages, 0, -1):
         cfg = tg.TritonConfig(template, block_m, block_n, block_k, 1, split, warps, depth)
         if tg.infeasible_reason(cfg, problem) is None:
             return cfg
@@ -285,8 +285,10 @@ def rule_seeds(problem: GemmProblem) -> list[tg.TritonConfig]:
     tokens = tg._next_pow2(problem.n)
     shapes = []
     if problem.n <= 8:
-        shapes += [("decode_fma", tokens, bn, bk, w, 3, t) for bn, bk, w in FMA_SEEDS
-                   for t in (TARGET_PROGRAMS, FMA_TARGET_PROGRAMS, 2 * FMA_TARGET_PROGRAMS)]
+        # decode_fma's num_stages is its K loop's unroll factor: 1 (none) and 2
+        shapes += [("decode_fma", tokens, bn, bk, w, unroll, t) for bn, bk, w in FMA_SEEDS
+                   for t in (TARGET_PROGRAMS, FMA_TARGET_PROGRAMS, 2 * FMA_TARGET_PROGRAMS)
+                   for unroll in (1, 2)]
     mma_m = min(128, max(16, tokens))
     for template, table in (("decode_mmaw", MMAW_SEEDS), ("decode_mma", MMA_SEEDS)):
         for bn, bk, w, stages in table:
