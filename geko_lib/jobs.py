@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import campaign_state, devices, integrity, platforms, status
+from . import campaign_state, devices, integrity, platforms, progress, status
 from .errors import GekoError
 from .gemm import GemmProblem
 
@@ -56,6 +56,7 @@ def setup_logging(log_path, verbosity: int) -> None:
         handlers.append(logging.FileHandler(log_path, mode="w"))
         terminal.setLevel(logging.WARNING)
         terminal.addFilter(_NotLibraryWarning())
+        progress.draw_terminal_bars(False)  # parallel jobs' bars would garble the terminal
     handlers.append(terminal)
     logging.basicConfig(level=LEVELS[verbosity], handlers=handlers, force=True,
                         format="GEKO:%(levelname)s [%(name)s] %(message)s")

@@ -1,6 +1,7 @@
 """Progress of long jobs (search chunks, verification, tuning generations).
 
-On a terminal a tqdm bar is drawn on stderr. A job log is a file, where tqdm's carriage-return
+On a terminal a tqdm bar is drawn on stderr, except inside workflow jobs, which share one
+terminal (:func:`draw_terminal_bars`). A job log is a file, where tqdm's carriage-return
 redraws turn into one unreadable line, so the log gets plain lines instead::
 
     search gemms_0-24: 12/25 (48%) elapsed 3.1 s
@@ -31,6 +32,16 @@ log = logging.getLogger("geko.progress")
 
 DEFAULT_INTERVAL = 10.0
 ENV_INTERVAL = "GEKO_PROGRESS_INTERVAL"
+
+# Workflow jobs share one terminal: their bars would overwrite each other's lines, so a job that
+# logs to a file draws none (jobs.setup_logging turns them off) and its log gets the plain lines.
+_terminal_bars = True
+
+
+def draw_terminal_bars(enabled: bool) -> None:
+    """Whether a Progress on a terminal stream draws a tqdm bar (default on)."""
+    global _terminal_bars
+    _terminal_bars = bool(enabled)
 
 
 def default_interval() -> float:
@@ -102,7 +113,7 @@ class Progress:
         self._last_n = None  # count of the last plain line
         self.closed = False
         self._bar = None
-        if _is_terminal(self.stream):
+        if _terminal_bars and _is_terminal(self.stream):
             try:
                 from tqdm import tqdm
             except ImportError:  # pragma: no cover - tqdm is a dependency
