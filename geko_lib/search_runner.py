@@ -18,7 +18,7 @@ from .bench.utils import format_benchmark_output
 from .errors import GekoError
 from .gemm import GemmProblem
 from .library.logic import dump_rows, rows_text
-from .search import chunk_bounds, chunk_name
+from .search_chunks import chunk_bounds, chunk_name
 
 log = logging.getLogger("geko")
 
@@ -37,7 +37,7 @@ def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
     files.write_text(rows_file, text)
     problems = [GemmProblem.from_row(r) for r in rows]
     frame = plat.search(problems, out, device, duration=duration)
-    files.write_text(out / f"{name}.out", format_benchmark_output(frame, plat.note))
+    files.write_text(out / f"{name}.out", format_benchmark_output(frame, plat))
     files.write_csv(data, frame)
     return frame
 

@@ -12,7 +12,8 @@ import pandas as pd
 from .. import analysis, files, jobs, original_columns, platforms
 from ..errors import GekoError
 from ..gemm import GemmProblem
-from ..library.logic import load_dir, problems_of
+from ..library.collection import load_dir
+from ..library.logic import problems_of
 from .utils import format_benchmark_output, parse_benchmark_output
 
 log = logging.getLogger("geko")
@@ -45,7 +46,7 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     frame = plat.bench(problems, output_file.parent, device, library=custom_lib_dir,
                        duration=duration)
-    files.write_text(output_file, format_benchmark_output(frame, plat.note))
+    files.write_text(output_file, format_benchmark_output(frame, plat))
     return original_columns.add(frame)
 
 
@@ -68,8 +69,8 @@ def create_once(plat, lib_dir, custom_lib_dir, cache: bool) -> Path:
     return custom_lib_dir
 
 
-def _write(frame: pd.DataFrame, path: Path, note: str) -> pd.DataFrame:
-    files.write_text(path, format_benchmark_output(frame, note))
+def _write(frame: pd.DataFrame, path: Path, plat) -> pd.DataFrame:
+    files.write_text(path, format_benchmark_output(frame, plat))
     return frame
 
 
@@ -99,11 +100,11 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
         lib.create_bench_input(benchmark_dir, verify=verify, duration=duration, beta=beta)
         problems = problems_of(lib)
         reference.append(_write(plat.bench(problems, benchmark_dir, device, duration=duration),
-                                benchmark_dir / f"{stem}_bench-reference.out", plat.note)
+                                benchmark_dir / f"{stem}_bench-reference.out", plat)
                          .assign(lib=name))
         tuned.append(_write(plat.bench(problems, benchmark_dir, device, library=created,
                                        duration=duration),
-                            benchmark_dir / f"{stem}_bench-tuned.out", plat.note).assign(lib=name))
+                            benchmark_dir / f"{stem}_bench-tuned.out", plat).assign(lib=name))
         if verify:  # errors, not timings: a table (the platform keeps its tool's own output)
             errors = plat.verify(problems, benchmark_dir, device, created).assign(lib=name)
             files.write_csv(benchmark_dir / f"{stem}_verify-tuned.csv", errors)

@@ -8,17 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import original_columns
+from .. import bench_text, original_columns
 from ..errors import GekoError
-from ..gemm import GemmProblem
 from ..platforms.rocm.bench import read_bench_output
-
-# hipblaslt-bench's columns for a result row (identity, then its timing), as it prints them
-_IDENTITY = ("transA", "transB", "batch_count", "m", "n", "k", "a_type", "b_type", "c_type",
-             "d_type", "compute_type")
-_PERF = ("hipblaslt-Gflops", "hipblaslt-GB/s", "us")
-_EXTRAS = ("norm_error", "atol", "rtol")  # verification columns, printed after the timing
-
 
 def parse_benchmark_output(path) -> pd.DataFrame:
     """Every result row of one hipblaslt-bench output file (``--yaml`` run), with the printed
@@ -36,29 +28,7 @@ def parse_benchmark_output_dir(directory, suffix: str = "") -> pd.DataFrame:
                      ignore_index=True)
 
 
-def _value(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
-def format_benchmark_output(frame: pd.DataFrame, note: str = "") -> str:
-    """A results table (platform columns) as hipblaslt-bench prints it: an optional preamble,
-    then per result ``[i]:header`` and its value line, then the solution lines."""
-    lines = [f"# {note}"] if note else []
-    for i, row in enumerate(frame.to_dict("records")):
-        problem = GemmProblem.from_row(row)
-        fields = {k: row[k] for k in _IDENTITY}
-        fields["compute_type"] = str(fields["compute_type"]).removeprefix("c_")
-        fields.update({"hipblaslt-Gflops": row.get("gflops", problem.flops / row["us"] / 1e3),
-                       "hipblaslt-GB/s": row.get("gbps", problem.min_bytes / row["us"] / 1e3),
-                       "us": row["us"]})
-        fields.update({k: row[k] for k in _EXTRAS if k in row and not pd.isna(row[k])})
-        lines.append(f"[{i}]:" + ",".join(fields))
-        lines.append("    " + ",".join(_value(v) for v in fields.values()))
-        if int(row.get("solution_index", -1)) >= 0:
-            lines.append(f"    --Solution index: {int(row['solution_index'])}")
-        for label, key in (("Solution name", "solution_name"), ("kernel name", "kernel")):
-            if str(row.get(key) or ""):
-                lines.append(f"    --{label}: {row[key]}")
-    return "\n".join(lines) + "\n"
+def format_benchmark_output(frame, platform) -> str:
+    """A platform's results table as hipblaslt-bench prints it (geko_lib.bench_text), with a
+    first line saying which platform made the numbers."""
+    return bench_text.format_results(frame, bench_text.preamble(platform.name, platform.measured))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .logic import LibraryLogic, dump
+from . import edits
+from .logic import LibraryLogic, dump, load
 
 
 class LibraryCollection(dict):
@@ -24,10 +25,8 @@ class LibraryCollection(dict):
         the libraries' new file names."""
         renamed = {}
         for name, lib in self.items():
-            from .operations import add_epilogues, epilogue_file_name
-
-            add_epilogues(lib)
-            renamed[epilogue_file_name(name, lib)] = lib
+            edits.add_epilogues(lib)
+            renamed[edits.epilogue_file_name(name, lib)] = lib
         self.clear()
         self.update(renamed)
         return self
@@ -51,3 +50,8 @@ class LibraryCollection(dict):
         if Path(lib.name).name != name:
             lib.source = name
         return lib
+
+
+def load_dir(directory) -> LibraryCollection:
+    """Every ``*.yaml`` library in a directory, by file name (none for a missing directory)."""
+    return LibraryCollection((p.name, load(p)) for p in sorted(Path(directory).glob("*.yaml")))

@@ -18,14 +18,14 @@ from pathlib import Path
 import yaml
 
 from .. import files
-from . import codec
+from . import codec, edits
 from .codec import Solutions
 from ..errors import GekoError
 from ..gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
                    scale_type_for)
 
 __all__ = ["LibraryError", "LibraryLogic", "gemm_type_of", "problem_type_for", "file_name",
-           "build", "load", "load_dir", "dump", "problems_of", "bench_rows", "dump_rows",
+           "build", "load", "dump", "problems_of", "bench_rows", "dump_rows", "rows_text",
            "keep_sizes"]
 
 _NO_DEFAULT = object()
@@ -74,6 +74,7 @@ class LibraryLogic:
         if not isinstance(data, list) or not 12 <= len(data) <= 13:
             raise LibraryError(f"{source}: not a library-logic list (expected 12 or 13 entries, "
                                f"got {len(data) if isinstance(data, list) else type(data).__name__})")
+        data = with_flat_solutions(data)
         if not isinstance(data[4], dict) or not isinstance(data[5], (list, Solutions)):
             raise LibraryError(f"{source}: entry 4 must be ProblemType (a mapping) and entry 5 "
                                "Solutions (a list)")
@@ -121,6 +122,8 @@ class LibraryLogic:
             entries = codec.top_level_entries(text)
             if len(entries) not in (12, 13):
                 raise codec.NotBlockLayout("entry count")
+            if SOLUTION_DEFAULTS in entries[5]:
+                raise codec.NotBlockLayout("defaults + overrides")  # the whole parse expands it
             data = [codec.parse_entry(e) for e in entries[:5]]
             data.append(codec.split_solutions(entries[5]))
             data.append(codec.parse_entry(entries[6]))
@@ -160,12 +163,12 @@ class LibraryLogic:
                                                                        self.gemm_type)
 
     def trim(self) -> "LibraryLogic":
-        from .operations import trim
-        return trim(self)
+        """Duplicate sizes keep their best entry; unused solutions go (in place)."""
+        return edits.trim(self)
 
     def add_epilogues(self) -> "LibraryLogic":
-        from .operations import add_epilogues
-        return add_epilogues(self)
+        """Bias, activation and scale-vector epilogues turned on (in place)."""
+        return edits.add_epilogues(self)
 
     def create_bench_input(self, output_dir, verify: bool = False, duration: float = 0.5,
                            iters: int = 100, cold_iters: int = 100, rotating: int = 512,
@@ -333,6 +336,25 @@ def build(template: LibraryLogic, chosen: list[tuple[GemmProblem, dict, float]],
 
 # --- files ---------------------------------------------------------------------------------------
 
+SOLUTION_DEFAULTS = "SolutionDefaults"
+
+
+def with_flat_solutions(data: list) -> list:
+    """``data`` with entry 5 as a list of whole solutions. Current TensileLite logic files may
+    hold ``{SolutionDefaults: {...}, Solutions: [...]}`` there instead: each solution lists only
+    what differs from the defaults, and is the defaults updated with those keys (what
+    TensileLite's own conversion tool expands back). geko reads both and writes whole ones."""
+    entry = data[5] if len(data) > 5 else None
+    if not (isinstance(entry, dict) and SOLUTION_DEFAULTS in entry):
+        return data
+    defaults, overrides = entry.get(SOLUTION_DEFAULTS) or {}, entry.get("Solutions") or []
+    if not isinstance(defaults, dict) or not isinstance(overrides, list) or \
+            not all(isinstance(o, dict) for o in overrides):
+        raise LibraryError("entry 5 {SolutionDefaults, Solutions} needs a mapping of defaults "
+                           "and a list of solution mappings")
+    return [*data[:5], [copy.deepcopy(defaults) | o for o in overrides], *data[6:]]
+
+
 def load(path) -> LibraryLogic:
     path = Path(path)
     try:
@@ -342,13 +364,6 @@ def load(path) -> LibraryLogic:
     lib = LibraryLogic.from_text(text, source=str(path))
     lib.source = str(path)
     return lib
-
-
-def load_dir(directory):
-    """Every ``*.yaml`` library in a directory, by file name (a LibraryCollection)."""
-    from .collection import LibraryCollection
-
-    return LibraryCollection((p.name, load(p)) for p in sorted(Path(directory).glob("*.yaml")))
 
 
 def dump(lib: LibraryLogic, path, header: str | None = None) -> Path:

@@ -12,14 +12,12 @@ import pandas as pd
 
 from .. import files
 from ..gemm import GemmProblem
-from .codec import Solutions, load_yaml
-from .collection import LibraryCollection
+from .codec import load_yaml
+from .collection import LibraryCollection, load_dir
+from .edits import (BIAS_TAG, NO_EPILOGUE_TYPES, add_epilogues, epilogue_file_name,  # noqa: F401
+                    epilogue_tag, trim, with_epilogue_tag)
 from .logic import LibraryError, LibraryLogic, build, dump, load
 
-# Tensile data-type enums without epilogue support (f64, complex)
-NO_EPILOGUE_TYPES = {1, 2, 3}
-BIAS_TAG = {0: "S", 4: "H", 7: "B"}
-_EPILOGUE_TAGS = re.compile(r"(?:_Bias[A-Z]+)?(?:_HAS)?(?:_SABV?)?(?:_SAV)?_UserArgs")
 
 
 # --- load and create -------------------------------------------------------------------------------
@@ -31,8 +29,6 @@ def load_library(path) -> LibraryLogic:
 
 def load_collection(directory) -> LibraryCollection:
     """Every ``*.yaml`` library of a directory, by file name."""
-    from .logic import load_dir
-
     if not Path(directory).is_dir():
         raise LibraryError(f"{directory}: no such library directory")
     return load_dir(directory)
@@ -52,73 +48,6 @@ def create(hipblaslt_path=None, lib_dir=None, out_dir="build", version: str = "5
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     return plat.create_library(Path(lib_dir), Path(out_dir))
 
-
-# --- trim ----------------------------------------------------------------------------------------
-
-def trim(lib: LibraryLogic) -> LibraryLogic:
-    """Duplicate sizes keep the entry with the highest gflops; unreferenced solutions go;
-    solutions are renumbered 0..n-1 in their order and sizes re-pointed. In place."""
-    best: dict[tuple, int] = {}
-    for i, (size, entry) in enumerate(lib.exact_logic):
-        key = tuple(size)
-        if key not in best or entry[1] > lib.exact_logic[best[key]][1][1]:
-            best[key] = i
-    entries = [lib.exact_logic[i] for i in sorted(best.values())]
-    referenced = {int(entry[0]) for _, entry in entries}
-    positions = [p for p in range(len(lib.solutions)) if lib.solutions.index_of(p) in referenced]
-    new_index = {lib.solutions.index_of(p): n for n, p in enumerate(positions)}
-    kept = Solutions(lib.solutions.copy_entry(p) for p in positions)
-    for n in range(len(kept)):
-        kept.set_index(n, n)
-    lib.solutions = kept
-    lib.exact_logic = [[list(size), [new_index[int(entry[0])], entry[1]]] for size, entry in entries]
-    return lib
-
-
-# --- epilogues -------------------------------------------------------------------------------------
-
-def epilogue_tag(problem_type: dict) -> str:
-    """``_BiasSB_HAS_SAV`` for bf16, ``_BiasSHB_HAS_SAB_SAV`` for fp8 outputs."""
-    types = "".join(BIAS_TAG.get(t, "") for t in problem_type.get("BiasDataTypeList", []))
-    scale_ab = {"Scalar": "_SAB", "Vector": "_SABV"}.get(problem_type.get("UseScaleAB"), "")
-    return f"_Bias{types}_HAS{scale_ab}_SAV"
-
-
-def with_epilogue_tag(name: str, tag: str) -> str:
-    if "_UserArgs" not in name:
-        return name
-    return _EPILOGUE_TAGS.sub(tag + "_UserArgs", name, count=1)
-
-
-def add_epilogues(lib: LibraryLogic) -> LibraryLogic:
-    """Turn on bias, activation and scale-alpha-vector epilogues (what applications call with),
-    as the original does; f64 and complex libraries are left alone. In place."""
-    pt = lib.problem_type
-    data, dest = int(pt.get("DataType", 0)), int(pt.get("DestDataType", 0))
-    if data in NO_EPILOGUE_TYPES:
-        return lib
-    pt["Activation"] = True
-    pt["ActivationType"] = "hipblaslt_all"
-    pt["UseBias"] = 1
-    pt["BiasDataTypeList"] = [0, 4, 7] if dest > 10 else sorted({0, dest})
-    pt["UseScaleAlphaVec"] = 1
-    if data > 10 or dest > 10:
-        pt["UseScaleAB"] = "Scalar"
-    tag = epilogue_tag(pt)
-    for i in range(len(lib.solutions)):
-        solution = lib.solutions[i]
-        solution["ActivationFuncCall"] = False
-        for key in ("BaseName", "KernelNameMin", "SolutionNameMin"):
-            if isinstance(solution.get(key), str):
-                solution[key] = with_epilogue_tag(solution[key], tag)
-    return lib
-
-
-def epilogue_file_name(name: str, lib: LibraryLogic) -> str:
-    return with_epilogue_tag(name, epilogue_tag(lib.problem_type))
-
-
-# --- merge ---------------------------------------------------------------------------------------
 
 def _clean_appended(solution: dict) -> dict:
     solution.pop("ProblemType", None)
@@ -243,7 +172,6 @@ def _extract_on_platform(winners: pd.DataFrame, platform, config: dict) -> Libra
     import tempfile
 
     from .. import platforms
-    from .logic import load_dir
 
     plat = platforms.resolve(None, platform, **config)
     with tempfile.TemporaryDirectory() as tmp:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -133,12 +132,7 @@ def resolve(hipblaslt_path=None, platform=None, **config) -> Platform:
     if platform is None:
         platform = "rocm" if hipblaslt_path is not None else "sim"
     if platform == "rocm" and hipblaslt_path is not None:
-        from .rocm.install import ENV_VAR
-        from .rocm.platform import RocmPlatform
-
-        # the argument wins over the environment variable, as the call names its checkout
-        environ = dict(os.environ, **{ENV_VAR: str(hipblaslt_path)})
-        return RocmPlatform.from_config(dict(config, platform="rocm"), environ=environ)
+        return platform_class("rocm").for_checkout(hipblaslt_path, dict(config, platform="rocm"))
     return get(dict(config, platform=platform))
 
 

@@ -1,13 +1,15 @@
-"""libs/<lib>.yaml -> benchmarks/<lib>_bench.yaml and _verify.yaml (hipblaslt-bench rows)."""
+"""libs/<lib>.yaml -> benchmarks/<lib>_bench.yaml and _verify.yaml (hipblaslt-bench rows), by the
+original's Library.create_bench_input."""
+from pathlib import Path
+
 from geko_lib import jobs, library
 
 
 def main(smk):
     lib = library.load(smk.input[0])
-    library.dump_rows(library.bench_rows(lib, smk.params.duration,
-                                         rotating_mb=smk.params.rotating_mb), smk.output.bench)
-    library.dump_rows(library.bench_rows(lib, smk.params.duration, verify=True),
-                      smk.output.verify)
+    # writes <lib>_bench.yaml and <lib>_verify.yaml: the rule's outputs
+    lib.create_bench_input(Path(smk.output.bench).parent, verify=True,
+                           duration=smk.params.duration, rotating=smk.params.rotating_mb)
 
 
 jobs.run(main, snakemake)  # noqa: F821

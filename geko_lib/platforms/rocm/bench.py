@@ -28,12 +28,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ... import search as dense_search
+from ... import bench_rows
 from ...gemm import (GEMM_FIELDS, GemmError, GemmProblem, dtype, normalize_compute_type,
                      normalize_transpose, scale_type_for)
 from .. import PlatformError, results_frame
 
-DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's counts when no latency is known
+DEFAULT_ITERS, DEFAULT_COLD_ITERS = bench_rows.DEFAULT_ITERS, bench_rows.DEFAULT_COLD_ITERS
 PROBE_ITERS, PROBE_COLD_ITERS = 10, 2  # a short first pass that measures the latency
 FAILED_ERROR = 1e6  # the original's error of a failed check (atol/rtol "failed")
 
@@ -84,10 +84,10 @@ def bench_row(problem: GemmProblem, iters: int, cold_iters: int, rotating_mb: in
 
 def search_row(problem: GemmProblem, latency_us: float | None, duration: float,
                rotating_mb: int) -> dict:
-    """Every solution the heuristic returns, timed (the dense search; geko_lib.search writes
-    the same rows from gemms.csv)."""
+    """Every solution the heuristic returns, timed (the dense search; the same rows as the
+    search chunks that geko_lib.search writes from gemms.csv)."""
     fields = problem.gemm_fields() | {"scaleA": 0, "scaleB": 0}
-    return dense_search.search_row(fields, latency_us, duration, rotating_mb)
+    return bench_rows.search_row(fields, latency_us, duration, rotating_mb)
 
 
 def verify_row(problem: GemmProblem) -> dict:

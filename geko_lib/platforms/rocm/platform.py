@@ -31,7 +31,7 @@ from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, Pl
                 results_frame)
 from ..archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
-from .install import UNKNOWN_HASH, RocmInstall, locate
+from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, locate
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,11 @@ class RocmPlatform:
                         "on this GPU") if known else None
         return Capabilities(measured=True, note="", epilogues=True, exports=EXPORT_FORMATS,
                             integrate=True, ceilings=ceilings)
+
+    @classmethod
+    def for_checkout(cls, hipblaslt_path, config: dict) -> "RocmPlatform":
+        """The platform on the checkout a call names: it wins over GEKO_HIPBLASLT_PATH."""
+        return cls.from_config(config, environ=dict(os.environ, **{ENV_VAR: str(hipblaslt_path)}))
 
     @classmethod
     def from_config(cls, config: dict, environ=None) -> "RocmPlatform":
