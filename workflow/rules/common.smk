@@ -36,6 +36,14 @@ if WORKLOAD_KIND != "inline":
     config[f"workload_{WORKLOAD_KIND}"] = WORKLOAD_VALUE  # resolved: jobs run in the workdir
 
 
+def platform_exports():
+    """The exports rule's files where the campaign's platform has valid exports (its
+    capabilities; cuda has none: both formats name hipBLASLt kernels)."""
+    from geko_lib import platforms
+
+    return ["exports/hipblaslt_tuning_override.txt"] if platforms.capabilities(config).exports else []
+
+
 def runtime(minutes):
     """Minutes of wall time for a job, doubling with each retry (cluster executors use it)."""
     return lambda wildcards, attempt: minutes * 2 ** (attempt - 1)

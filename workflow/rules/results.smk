@@ -1,0 +1,59 @@
+# reference vs tuned -> results/ (raw, final, metrics.json) -> what ships: final_libs/,
+# full_libs/ and the integration exports
+
+
+rule analyze:
+    input:
+        reference=per_library("benchmarks/{lib}_bench-reference.csv"),
+        tuned=per_library("benchmarks/{lib}_bench-tuned.csv"),
+        verify=per_library("benchmarks/{lib}_verify-tuned.csv") if config["verify"] else [],
+        summary="summary.csv",
+    output:
+        raw="results/raw_results.csv",
+        final="results/final_results.csv",
+        metrics="results/metrics.json",
+    params:
+        up_thr=config["up_thr"],
+        err_thr=config["err_thr"],
+    log:
+        "logs/analyze.log",
+    script:
+        "../scripts/analyze.py"
+
+
+rule ship_final_libs:
+    input:
+        final="results/final_results.csv",
+        libs="libs",
+    output:
+        directory("final_libs"),
+    log:
+        "logs/final_libs.log",
+    script:
+        "../scripts/final_libs.py"
+
+
+rule ship_full_libs:
+    input:
+        raw="results/raw_results.csv",
+        libs="libs",
+    output:
+        directory("full_libs"),
+    log:
+        "logs/full_libs.log",
+    script:
+        "../scripts/full_libs.py"
+
+
+rule exports:
+    """What applications load without rebuilding a library: a hipBLASLt tuning override file and
+    a PyTorch TunableOp results file for the kept GEMMs."""
+    input:
+        "results/final_results.csv",
+    output:
+        override="exports/hipblaslt_tuning_override.txt",
+        tunableop="exports/tunableop_results.csv",
+    log:
+        "logs/exports.log",
+    script:
+        "../scripts/exports.py"
