@@ -48,8 +48,10 @@ def gemm_identity(workload: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
-              keep_thr: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary, gemms) tables; ``baseline`` (one timing per GEMM) is required when keep_thr > 0."""
+              keep_thr: float, *, refuse_empty: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, gemms) tables; ``baseline`` (one timing per GEMM) is required when keep_thr > 0.
+    ``refuse_empty``: a keep_thr that leaves no GEMM raises (naming the largest share) instead of
+    returning empty tables, as a campaign needs."""
     if keep_thr < 0:
         raise SummaryError(f"keep_thr must be >= 0 (a percent), got {keep_thr}")
     identity = gemm_identity(workload)
@@ -69,7 +71,7 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
     summary[PCT] = 100.0 * summary[TOTAL] / grand_total if grand_total > 0 else 0.0
     summary = summary.sort_values(TOTAL, ascending=False, kind="stable").reset_index(drop=True)
     keep = summary[PCT] >= keep_thr
-    if not keep.any():  # nothing to tune: say so now, not as an empty table failing downstream
+    if refuse_empty and not keep.any():  # say so now, not as an empty table failing downstream
         raise SummaryError(f"keep_thr={keep_thr}% leaves no GEMM: the largest share of GEMM time "
                            f"is {summary[PCT].max():.3g}% ({len(summary)} GEMMs); lower keep_thr")
     if not keep.all():

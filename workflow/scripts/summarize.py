@@ -5,7 +5,7 @@ from geko_lib import files, jobs, summary, workload
 def main(smk):
     baseline = jobs.read_table(smk.input.baseline[0]) if smk.input.baseline else None
     table, gemms = summary.summarize(workload.read(smk.input.workload), baseline,
-                                     smk.params.keep_thr)
+                                     smk.params.keep_thr, refuse_empty=True)
     files.write_csv(smk.output.summary, table)
     files.write_csv(smk.output.gemms, gemms)
 
