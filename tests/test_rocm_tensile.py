@@ -511,7 +511,9 @@ def test_create_library_argv_and_output(tmp_path, tool_calls, monkeypatch, form)
     result = lb.create_library(tensilelite, libs, out, code_object_version="5",
                                library_format="msgpack", python=PY)
     assert result == out.resolve()
-    assert (out / "library" / "TensileLibrary_lazy_gfx950.dat").is_file()
+    # per base architecture, as the current TensileCreateLibrary writes it
+    assert (out / "library" / "gfx950" / "TensileLibrary_lazy_gfx950.dat").is_file()
+    assert (out / "library" / "gfx950" / "TensileLiteLibrary_lazy_gfx950_Mapping.dat").is_file()
     assert (out / "MatchTable.yaml").is_file()  # written in the tool's cwd: the output dir
     [call] = tool_calls
     prefix = [PY, str(tensilelite.resolve() / "Tensile" / "bin" / "TensileCreateLibrary")] \
@@ -530,7 +532,7 @@ def test_create_library_yaml_format(tmp_path):
     tensilelite = make_tensilelite(tmp_path / "hip")
     out = lb.create_library(tensilelite, tuned_libs(tmp_path), tmp_path / "t",
                             code_object_version="4", library_format="yaml", python=PY)
-    assert (out / "library" / "TensileLibrary_lazy_gfx950.yaml").is_file()
+    assert (out / "library" / "gfx950" / "TensileLibrary_lazy_gfx950.yaml").is_file()
 
 
 def test_mixed_architectures_are_refused_by_name(tmp_path, tool_calls):
@@ -550,6 +552,7 @@ def test_architecture_dict_form_is_read(tmp_path):
 
 
 @pytest.mark.parametrize("cov, fmt, match", [("3", "msgpack", "code object"),
+                                             ("6", "msgpack", "code object"),  # 4 and 5 only
                                              ("5", "json", "library format"),
                                              ("5;x", "msgpack", "code object")])
 def test_create_library_options_are_validated(tmp_path, cov, fmt, match):

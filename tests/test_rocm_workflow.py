@@ -69,7 +69,7 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
                     "gfx950_Cijk_Alik_Bjlk_HHS_BH_BiasSH_HAS_SAV_UserArgs.yaml"]
     assert json.loads(run.path("libs", "provenance.json").read_text())["library_version"] == \
         f"hipblaslt-{FAKE_HASH}"
-    assert any(run.path("tensile", "library").glob("TensileLibrary_lazy_gfx950.*"))
+    assert any(run.path("tensile", "library", "gfx950").glob("TensileLibrary_lazy_gfx950.*"))
 
     raw = pd.read_csv(run.path("results", "raw_results.csv"))
     assert len(raw) == 4 and raw["verified"].all() and (raw["error_tuned"] < 0.03).all()
@@ -140,7 +140,7 @@ def test_tune_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
 
     libs = sorted(run.path("libs").glob("*.yaml"))
     assert libs and all(library.load(p).architecture_name == "gfx950" for p in libs)
-    assert any(run.path("tensile", "library").glob("TensileLibrary_lazy_gfx950.*"))
+    assert any(run.path("tensile", "library", "gfx950").glob("TensileLibrary_lazy_gfx950.*"))
     raw = pd.read_csv(run.path("results", "raw_results.csv"))
     assert len(raw) == 4 and (raw["us_reference"] > 0).all() and (raw["us_tuned"] > 0).all()
     assert raw["verified"].all()

@@ -74,7 +74,7 @@ class LibraryLogic:
         if not isinstance(data, list) or not 12 <= len(data) <= 13:
             raise LibraryError(f"{source}: not a library-logic list (expected 12 or 13 entries, "
                                f"got {len(data) if isinstance(data, list) else type(data).__name__})")
-        data = with_flat_solutions(data)
+        data = with_flat_solutions(data, source)
         if not isinstance(data[4], dict) or not isinstance(data[5], (list, Solutions)):
             raise LibraryError(f"{source}: entry 4 must be ProblemType (a mapping) and entry 5 "
                                "Solutions (a list)")
@@ -339,7 +339,7 @@ def build(template: LibraryLogic, chosen: list[tuple[GemmProblem, dict, float]],
 SOLUTION_DEFAULTS = "SolutionDefaults"
 
 
-def with_flat_solutions(data: list) -> list:
+def with_flat_solutions(data: list, source="<memory>") -> list:
     """``data`` with entry 5 as a list of whole solutions. Current TensileLite logic files may
     hold ``{SolutionDefaults: {...}, Solutions: [...]}`` there instead: each solution lists only
     what differs from the defaults, and is the defaults updated with those keys (what
@@ -350,8 +350,8 @@ def with_flat_solutions(data: list) -> list:
     defaults, overrides = entry.get(SOLUTION_DEFAULTS) or {}, entry.get("Solutions") or []
     if not isinstance(defaults, dict) or not isinstance(overrides, list) or \
             not all(isinstance(o, dict) for o in overrides):
-        raise LibraryError("entry 5 {SolutionDefaults, Solutions} needs a mapping of defaults "
-                           "and a list of solution mappings")
+        raise LibraryError(f"{source}: entry 5 {{SolutionDefaults, Solutions}} needs a mapping "
+                           "of defaults and a list of solution mappings")
     return [*data[:5], [copy.deepcopy(defaults) | o for o in overrides], *data[6:]]
 
 

@@ -7,12 +7,16 @@ HIP`` with ``PYTHONPATH=<tensilelite>``) and, through the module dispatcher
 ``tensilelite/tensilelite/__main__.py``, ``python -m tensilelite create-library ...``.
 
 It checks its command line as TensileCreateLibrary's parser does (the options geko passes,
-their choices, an absolute logic directory, the runtime language) and that every logic file is
-for ``--architecture``, then writes the output layout of a lazy-loading build:
+their choices: code object versions 4 and 5 only, an absolute logic directory, the runtime
+language), reads logic files as the tool does (entry 5 may be ``{SolutionDefaults, Solutions}``)
+and checks that every one is for ``--architecture``, then writes the output layout of a
+lazy-loading build, per base architecture as TensileLite's ``TensileCreateLibrary/Run.py``
+(rocm-libraries, ``libraryDir``: ``<out>/library/<arch>/``) lays it out:
 
-    <out>/library/TensileLibrary_lazy_<arch>.dat          (the index; .yaml for yaml format)
-    <out>/library/TensileLibrary_<problem>_<arch>.dat     (one per logic file, its solutions)
-    <out>/library/TensileLibrary_<problem>_<arch>.co      (the code object, a placeholder)
+    <out>/library/<arch>/TensileLibrary_lazy_<arch>.dat   (the master index; .yaml for yaml)
+    <out>/library/<arch>/TensileLibrary_<problem>_<arch>.dat  (one per logic file, its solutions)
+    <out>/library/<arch>/TensileLibrary_<problem>_<arch>.co   (the code object, a placeholder)
+    <out>/library/<arch>/TensileLiteLibrary_lazy_<arch>_Mapping.dat  (code object per index)
     ./MatchTable.yaml                                     (global solution index ->
                                                            [logic file, local index], in the cwd)
 
@@ -36,8 +40,8 @@ def parse_args(argv):
     parser.add_argument("LogicPath")
     parser.add_argument("OutputPath")
     parser.add_argument("RuntimeLanguage", choices=["OCL", "HIP", "HSA"])
-    parser.add_argument("--code-object-version", choices=["4", "5", "6", "V4", "V5", "V6",
-                                                          "default"], default="4")
+    parser.add_argument("--code-object-version", choices=["4", "5", "V4", "V5", "default"],
+                        default="4")
     parser.add_argument("--library-format", choices=["yaml", "msgpack", "msgpack-indexed"],
                         default="msgpack")
     parser.add_argument("--architecture", default="all")
@@ -61,19 +65,22 @@ def main(argv=None) -> int:
         print(f"TensileCreateLibrary: logic for another architecture than {arch}: {others}")
         return 1
     ext = "yaml" if args.library_format == "yaml" else "dat"
-    out = Path(args.OutputPath) / "library"
+    out = Path(args.OutputPath) / "library" / arch.split(":")[0]
     out.mkdir(parents=True, exist_ok=True)
-    index, match_table = [], []
+    index, match_table, mapping = [], {}, {}
     for path, lib in libs.items():
         stem = f"TensileLibrary_{lib.gemm_type.tensile_problem_name}_{arch}"
         solutions = [dict(s) for s in lib.solutions]
         (out / f"{stem}.{ext}").write_text(json.dumps({"solutions": solutions}, default=str))
         (out / f"{stem}.co").write_bytes(b"\x7fELF replay code object\n")
         index.append(f"{stem}.{ext}")
-        match_table += [[str(path), int(s["SolutionIndex"])] for s in solutions]
+        for s in solutions:
+            mapping[len(match_table)] = stem
+            match_table[len(match_table)] = [str(path), int(s["SolutionIndex"])]
     (out / f"TensileLibrary_lazy_{arch}.{ext}").write_text(
         json.dumps({"architecture": arch, "code_object_version": args.code_object_version,
                     "libraries": index}))
+    (out / f"TensileLiteLibrary_lazy_{arch}_Mapping.dat").write_text(json.dumps(mapping))
     Path("MatchTable.yaml").write_text(yaml.safe_dump(match_table, default_flow_style=None))
     print(f"# TensileCreateLibrary (geko replay): {len(libs)} logic files for {arch} -> {out}")
     return 0

@@ -20,7 +20,9 @@ from .tensilelite import check_arch, run_tool, tool_argv, tool_env, tool_form
 
 log = logging.getLogger(__name__)
 
-CODE_OBJECT_VERSIONS = ("4", "5", "6", "V4", "V5", "V6", "default")
+# TensileCreateLibrary's --code-object-version choices (TensileLite, rocm-libraries
+# projects/hipblaslt/tensilelite/Tensile/TensileCreateLibrary/ParseArguments.py)
+CODE_OBJECT_VERSIONS = ("4", "5", "V4", "V5", "default")
 LIBRARY_FORMATS = ("yaml", "msgpack", "msgpack-indexed")
 CREATE_LOG = "tensile-create-library.log"
 MERGE_LOG = "tensile-merge-library.log"
@@ -84,11 +86,12 @@ def _check_choice(value, choices, what: str) -> str:
 def create_library(tensilelite: Path, libs_dir: Path, out_dir: Path, *, code_object_version: str,
                    library_format: str, python: str) -> Path:
     """Build the loadable library of the logic in ``libs_dir`` into ``out_dir``; returns
-    ``out_dir``. TensileCreateLibrary writes the library into ``out_dir/library/``
-    (``TensileLibrary_lazy_<arch>.dat`` and the code objects), and that directory, or its first
-    ``gfx*`` subdirectory where the files are kept per architecture, is what
-    ``HIPBLASLT_TENSILE_LIBPATH`` names (the original's rule; ``platform.tensile_libpath``):
-    never ``out_dir`` itself. The tool runs in ``out_dir`` because it writes
+    ``out_dir``. TensileCreateLibrary writes the library per base architecture into
+    ``out_dir/library/<arch>/`` (``TensileLibrary_lazy_<arch>.dat``, the per-problem libraries,
+    the code objects); that ``gfx*`` subdirectory (or ``out_dir/library`` itself, where an older
+    tool kept the files there) is what ``HIPBLASLT_TENSILE_LIBPATH`` names (the original's
+    rule; ``platform.tensile_libpath``): never ``out_dir`` itself. The tool runs in ``out_dir``
+    because it writes
     ``MatchTable.yaml`` into its working directory."""
     tensilelite, out_dir = Path(tensilelite).resolve(), Path(out_dir).resolve()
     code_object_version = _check_choice(code_object_version, CODE_OBJECT_VERSIONS,

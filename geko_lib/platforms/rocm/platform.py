@@ -89,7 +89,7 @@ class RocmPlatform:
     rotating_mb: int = 512
     bench_freq: bool = False  # HIPBLASLT_BENCH_FREQ: clock-frequency columns in the results
     python: str = sys.executable  # interpreter that runs TensileLite
-    code_object_version: str = "4"
+    code_object_version: str = "5"  # the original builds its library with version 5
     library_format: str = "msgpack"
     client_dir: Path = field(default_factory=lambda: Path(DEFAULT_CLIENT_DIR))
     environ: dict | None = None  # None: this process's environment at call time
@@ -121,7 +121,7 @@ class RocmPlatform:
                    rotating_mb=int(config.get("rotating_mb", 512)),
                    bench_freq=bool(rocm.get("bench_freq", False)),
                    python=str(rocm.get("python") or sys.executable),
-                   code_object_version=str(rocm.get("code_object_version", "4")),
+                   code_object_version=str(rocm.get("code_object_version", "5")),
                    library_format=str(rocm.get("library_format", "msgpack")),
                    client_dir=Path(client).resolve(), environ=environ)
 
