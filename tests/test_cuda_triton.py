@@ -383,7 +383,9 @@ def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
     logic_dir = ctune.optimize(paths[0], build, device=0, evaluate=evaluate)
     assert logic_dir == build / "3_LibraryLogic"
     # per size: the seeds, then at most 4 generations of 12, nothing measured twice
-    seeds = ctune.TritonTuning.load(paths[0]).seeds
+    tuning = ctune.TritonTuning.load(paths[0])
+    seeds = tuning.seeds
+    assert [tuning.one_size(i).ga["seed"] for i in (0, 1)] == [0, 1]  # own first populations
     assert calls[0] == len(seeds[0]) and sum(calls) <= len(seeds[0]) + len(seeds[1]) + 2 * 48
     assert sum(calls) > len(seeds[0]) + len(seeds[1]) + 12
     (path,) = logic_dir.glob("*.yaml")

@@ -120,9 +120,11 @@ class TritonTuning:
                 "Seeds": [[dict(p) for p in per_size] for per_size in self.seeds]}
 
     def one_size(self, index: int) -> "TritonTuning":
-        """This file narrowed to its ``index``-th size (per-size tuning)."""
+        """This file narrowed to its ``index``-th size (per-size tuning); the GA seed is offset
+        by the index, so the sizes' GAs draw different first populations."""
+        ga_settings = dict(self.ga) | {"seed": int(self.ga.get("seed", 0)) + index}
         return TritonTuning(f"{self.name}_size{index}", self.gemm_type, [self.sizes[index]],
-                            self.cluster, self.space, dict(self.ga), dict(self.measure),
+                            self.cluster, self.space, ga_settings, dict(self.measure),
                             dict(self.library), [self.seeds_of(index)])
 
     def seeds_of(self, index: int) -> list[dict]:
@@ -637,9 +639,16 @@ def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,
         log.warning("%s: GA stopped: %s", one.name, exc)
     finally:
         progress.close()
-    ranked = sorted(((float(v[0]), c) for c, v in scores_of.known.items() if v[0] > 0),
+    return _pick_finalist(one, problem, scores_of.known, measurer)
+
+
+def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
+                   measurer: "Measurer | None") -> tuple | None:
+    """The best ``finalists`` of every config measured, re-timed side by side (by the
+    measurer; a fake evaluator's scores stand as they are): (problem, solution, GFLOP/s)."""
+    ranked = sorted(((float(v[0]), c) for c, v in known.items() if v[0] > 0),
                     key=lambda sc: (-sc[0], sc[1].name))
-    finalists = [c for _, c in ranked[:max(1, int(settings.get("finalists", 4)))]]
+    finalists = [c for _, c in ranked[:max(1, int(one.ga.get("finalists", 4)))]]
     if not finalists:
         log.warning("%s: no valid kernel for size %s", one.name, list(problem.size))
         return None
@@ -649,12 +658,12 @@ def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,
             log.info("%s: %d configs rejected, e.g. %s", one.name, len(measurer.rejected),
                      "; ".join(f"{k}: {v}" for k, v in list(measurer.rejected.items())[:3]))
     else:
-        final = [float(scores_of.known[c][0]) for c in finalists]
+        final = [float(known[c][0]) for c in finalists]
     gflops, best = max(zip(final, finalists), key=lambda gc: gc[0])
     if gflops <= 0:
         return None
     log.info("%s: %s %.1f GFLOP/s (%d configs measured)", one.name, best.name, gflops,
-             len(scores_of.known))
+             len(known))
     return problem, solution(best.to_params()), gflops
 
 
