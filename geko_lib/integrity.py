@@ -303,3 +303,35 @@ def input_digests(paths, root) -> dict[str, str]:
             key = str(full.resolve())
         out[key] = content_sha256(full)
     return out
+
+
+# --- what ships -----------------------------------------------------------------------------------
+
+def verify_shipped(directory, kept) -> None:
+    """Refuse a final_libs directory that does not serve exactly the kept rows: every library
+    parses, every kept (library, size) is served, by the kept kernel, and nothing else is."""
+    from .library import LibraryError, load_dir
+
+    try:
+        libs = load_dir(directory)
+    except LibraryError as exc:
+        raise IntegrityError(f"{directory}: a shipped library does not load: {exc}") from None
+    served = {}
+    for name, lib in libs.items():
+        names = {s.get("SolutionIndex"): s.get("SolutionNameMin") for s in lib.solutions}
+        for size, index, _ in lib.size_entries():
+            served[(name, size)] = names.get(index)
+    wanted = {}
+    for row in kept.to_dict("records"):
+        size = (int(row["m"]), int(row["n"]), int(row["batch_count"]), int(row["k"]))
+        wanted[(row["lib"], size)] = row.get("kernel_tuned")
+    missing = sorted(set(wanted) - set(served))
+    extra = sorted(set(served) - set(wanted))
+    wrong = sorted(key for key in set(wanted) & set(served)
+                   if served[key] and wanted[key] and served[key] != wanted[key])
+    for what, keys in (("kept but not served", missing), ("served but not kept", extra),
+                       ("served by another kernel than the kept one", wrong)):
+        if keys:
+            name, size = keys[0]
+            raise IntegrityError(f"{directory}: {len(keys)} GEMM(s) {what}, e.g. {name} size "
+                                 f"{list(size)}: refusing to ship it")

@@ -1,5 +1,8 @@
-"""Reliability: a campaign killed with SIGKILL at random points resumes to the same result, and
-malformed configuration is refused before anything is written."""
+"""Reliability: a campaign of either mode interrupted (SIGKILL or SIGINT) at random points resumes
+with a plain `geko` rerun to the same result; malformed configuration is refused before anything
+is written; a workdir of another campaign is refused, a live one too, before anything changes.
+
+GEKO_KILL_POINTS sets the interruptions per (mode, signal) (default 1: the suite stays fast)."""
 import os
 import random
 import signal
@@ -8,57 +11,114 @@ import sys
 import time
 
 import pytest
-import yaml
 
-from .conftest import SNAKEFILE
 from .test_workflow import assert_no_partial_files, final_lib_texts
 
 pytestmark = pytest.mark.slow
-KILL_POINTS = 20
-
-
-def start(c):
-    c.config_path.write_text(yaml.safe_dump(c.config))
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
-           "--configfile", str(c.config_path), "--cores", "2", "--resources", "gpu=2",
-           "gpu_slot=4", "--scheduler", "greedy", "--rerun-incomplete"]
-    return subprocess.Popen(cmd, cwd=c.root, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-
+KILL_POINTS = int(os.environ.get("GEKO_KILL_POINTS", "1"))
 
 SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
         "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+# tune mode: one GEMM (a GA job per GEMM type and size group is minutes of CPU per size)
+TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
 
 
-def test_sigkill_at_random_points_then_rerun_gives_the_same_final_libs(campaign, tmp_path):
-    (tmp_path / "sizes.yaml").write_text(SIZES)
-    small = {"keep_thr": 0.0, "workload_log": "", "workload_list": str(tmp_path / "sizes.yaml"),
-             "search_chunk_size": 1}
-    reference = campaign(**small)
-    reference.workdir = tmp_path / "reference"
-    reference.config["workdir"] = str(reference.workdir)
-    began = time.monotonic()
-    reference.snakemake("final_libs")
-    full_run = time.monotonic() - began
-    expected = final_lib_texts(reference)
+class GekoRun:
+    """One campaign workdir driven by the `geko` command, as a user would."""
 
-    rng = random.Random(20261130)
-    survived = 0
-    for point in range(KILL_POINTS):
-        c = campaign(**small)
-        c.workdir = tmp_path / f"kill{point}"
-        c.config["workdir"] = str(c.workdir)
-        proc = start(c)
-        time.sleep(rng.uniform(0.2, full_run))
+    def __init__(self, root, mode, name):
+        self.root, self.mode = root, mode
+        self.workdir = root / name
+        sizes = root / f"{mode}_sizes.yaml"
+        sizes.write_text(SIZES if mode == "search" else TUNE_SIZES)
+        self.argv = [sys.executable, "-m", "geko_lib.cli", f"--{mode}", "--list", str(sizes),
+                     "-w", str(self.workdir), "-d", "0,1", "--keep_thr", "0", "-a", "gfx950",
+                     "--lock-dir", str(root / "locks"), "--cores", "2"]
+        if mode == "tune":
+            self.argv += ["-n", "2"]
+
+    def start(self):
+        return subprocess.Popen(self.argv, cwd=self.root, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def run(self, check=True):
+        proc = subprocess.run(self.argv, cwd=self.root, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"geko failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+                                 f"{proc.stderr[-6000:]}")
+        return proc
+
+    def path(self, *parts):
+        return self.workdir.joinpath(*parts)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished campaign per mode (made on first use): its final_libs and how long it took."""
+    made = {}
+
+    def reference(mode):
+        if mode not in made:
+            run = GekoRun(tmp_path_factory.mktemp(f"reference_{mode}"), mode, "run")
+            began = time.monotonic()
+            run.run()
+            made[mode] = (final_lib_texts(run), time.monotonic() - began)
+        return made[mode]
+    return reference
+
+
+def interrupt(proc, sig) -> None:
+    """SIGKILL the whole campaign, or SIGINT it as Ctrl-C does (the process group), giving it
+    time to stop on its own."""
+    os.killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        if c.workdir.exists():
-            assert_no_partial_files(c.workdir)
-        c.snakemake("--unlock")
-        c.snakemake("final_libs")
-        assert final_lib_texts(c) == expected, f"kill point {point}"
-        survived += 1
-    assert survived == KILL_POINTS
+    if sig == signal.SIGINT:  # what Ctrl-C leaves running (job scripts) is gone before a rerun
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+@pytest.mark.parametrize("mode", ["search", "tune"])
+def test_interrupted_campaign_resumes_with_a_plain_geko_rerun(finished, tmp_path, mode, sig):
+    expected, full_run = finished(mode)
+    assert expected
+    rng = random.Random(f"{mode}-{sig}")
+    for point in range(KILL_POINTS):
+        run = GekoRun(tmp_path, mode, f"interrupted{point}")
+        proc = run.start()
+        time.sleep(rng.uniform(0.5, full_run))
+        interrupt(proc, sig)
+        if run.workdir.exists():
+            assert_no_partial_files(run.workdir)
+        rerun = run.run()  # no --unlock: a stale lock is geko's to clear
+        if "stale Snakemake lock" in rerun.stderr:
+            assert not list(run.path(".snakemake", "locks").glob("*.lock"))
+        assert final_lib_texts(run) == expected, f"{mode} {sig.name} point {point}"
+
+
+def test_a_second_campaign_on_a_running_workdir_changes_nothing(tmp_path):
+    run = GekoRun(tmp_path, "search", "run")
+    first = run.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not list(run.path(".snakemake", "locks").glob("*.lock")) and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        config = run.path("geko_config.yaml").read_bytes()
+        second = GekoRun(tmp_path, "search", "run")
+        second.argv[second.argv.index("--keep_thr") + 1] = "0.5"  # another campaign's config
+        proc = second.run(check=False)
+        assert proc.returncode != 0 and "a campaign is running there" in proc.stderr
+        assert run.path("geko_config.yaml").read_bytes() == config
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
 
 
 @pytest.mark.parametrize("change, key", [

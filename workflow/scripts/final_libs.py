@@ -2,7 +2,7 @@
 import logging
 from pathlib import Path
 
-from geko_lib import files, jobs, library, platforms, provenance
+from geko_lib import files, integrity, jobs, library, platforms, provenance
 
 
 def main(smk):
@@ -11,6 +11,7 @@ def main(smk):
     provenance.check(smk.input.libs, smk.config, platform)
     with files.staged_dir(smk.output[0]) as staging:
         library.ship_kept(smk.input.libs, kept, staging, header=platform.note)
+        integrity.verify_shipped(staging, kept)  # it parses and serves exactly the kept rows
         provenance.write(staging, smk.config, platform)
     # the original's last line, which scripts around it look for
     logging.getLogger("geko").info("Final optimized library available in: '%s'",
