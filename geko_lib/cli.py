@@ -37,7 +37,7 @@ from typing import Callable
 
 import yaml
 
-from . import campaign_start, files, terminal, workload
+from . import campaign_progress, campaign_start, files, terminal, workload
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -577,7 +577,9 @@ def main(argv=None) -> int:
     cores = values.get("cores") or max(os.cpu_count() or 1, 1)
     command = snakemake_command(config_path, config, target, cores, extra)
     log.info("running: %s", " ".join(command))
-    code = subprocess.call(command, env=child_environment(config), cwd=workdir)
+    # the original's one campaign bar over the phase's jobs while snakemake runs
+    code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
+                                  workdir=workdir, phase=campaign_progress.phase_of(config, target))
     dry = "--dry-run" in extra or "-n" in extra
     if dry:
         return code
