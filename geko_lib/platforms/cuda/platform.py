@@ -50,6 +50,26 @@ def solution_index_of(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
 
+def _cublaslt_version() -> str:
+    from . import cublaslt
+
+    return str(cublaslt.version())
+
+
+def _triton_version() -> str:
+    import triton
+
+    return str(triton.__version__)
+
+
+def _installed(read) -> str:
+    """``read()``, or ``unavailable`` where its library is not installed (a CPU-only machine)."""
+    try:
+        return read()
+    except Exception:  # ImportError, or a library present without a driver to answer
+        return "unavailable"
+
+
 def use_device(device: int) -> None:
     """Make ``device`` current: cuBLASLt and torch's current stream follow the current device,
     so a job leased device 1 would otherwise launch on device 0 with device-1 pointers."""
@@ -86,6 +106,13 @@ class CudaPlatform:
                                            "1 GiB device copy), config cuda.ceilings")}
         return Capabilities(measured=True, note="", epilogues=False, exports=(),
                             integrate=False, ceilings=ceilings)
+
+    @property
+    def library_version(self) -> str:
+        """What provenance records: results measured with another cuBLASLt or Triton are stale
+        (a stored cuBLASLt configuration is only valid for its version, Triton kernels are
+        compiled by the installed Triton). A part that cannot be read here is ``unavailable``."""
+        return f"cublaslt-{_installed(_cublaslt_version)}+triton-{_installed(_triton_version)}"
 
     @classmethod
     def from_config(cls, config: dict) -> "CudaPlatform":
