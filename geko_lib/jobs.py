@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import campaign_state, devices, integrity, platforms, progress, status
+from . import campaign_state, devices, integrity, log_setup, platforms, progress, status
 from .errors import GekoError
 from .gemm import GemmProblem
 
@@ -58,8 +58,8 @@ def setup_logging(log_path, verbosity: int) -> None:
         terminal.addFilter(_NotLibraryWarning())
         progress.draw_terminal_bars(False)  # parallel jobs' bars would garble the terminal
     handlers.append(terminal)
-    logging.basicConfig(level=LEVELS[verbosity], handlers=handlers, force=True,
-                        format="GEKO:%(levelname)s [%(name)s] %(message)s")
+    logging.basicConfig(level=LEVELS[verbosity], force=True,
+                        handlers=[log_setup.attach(h) for h in handlers])
     logging.captureWarnings(True)
 
 
