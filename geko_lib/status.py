@@ -38,10 +38,6 @@ from .errors import GekoError
 from .gemm import GEMM_FIELDS, GemmProblem
 from .summary import PCT, normalized
 
-DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
-FALLBACK_DEFAULTS = {"platform": "sim", "arch": "gfx950", "devices": [0], "lock_dir": "",
-                     "mode": "search", "n_slots": 4, "keep_thr": 0.1, "up_thr": 1.03,
-                     "err_thr": 0.03, "verify": True}
 KEYS = list(GEMM_FIELDS)
 LEASE_RE = re.compile(r"leased (\S+) device (\d+) slot (\d+)")
 ERROR_PREFIX = "GEKO:ERROR"
@@ -54,11 +50,10 @@ class StatusError(GekoError, ValueError):
 # --- config --------------------------------------------------------------------------------------
 
 def _defaults() -> dict:
-    try:
-        data = yaml.safe_load(DEFAULTS_FILE.read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        data = {}
-    return FALLBACK_DEFAULTS | {k: v for k, v in data.items() if k in FALLBACK_DEFAULTS}
+    """Every key's default, from the config schema (the one place defaults live)."""
+    from .cli import schema_defaults
+
+    return schema_defaults()
 
 
 def _logs_leases(workdir: Path) -> tuple[str | None, list[int]]:
