@@ -85,7 +85,7 @@ def test_shared_mangled_pairs_fixture_parses_on_the_fast_path(monkeypatch):
     def no_pyyaml(*args):
         raise AssertionError("the fast parser should read the mangled lines itself")
 
-    monkeypatch.setattr(workload, "_parse_line_yaml", no_pyyaml)
+    monkeypatch.setattr(workload.mask64, "_parse_line_yaml", no_pyyaml)
     df = workload.read(path)
     assert len(df) == 15
     assert set(df["call_count"]) == {40, 1280}
@@ -242,8 +242,8 @@ def test_fast_parser_handles_typical_rows_without_pyyaml(monkeypatch, tmp_path):
     def no_pyyaml(*args):
         raise AssertionError("PyYAML used for a typical row")
 
-    monkeypatch.setattr(workload, "_parse_line_yaml", no_pyyaml)
-    monkeypatch.setattr(workload, "_read_yaml_reference", no_pyyaml)
+    monkeypatch.setattr(workload.mask64, "_parse_line_yaml", no_pyyaml)
+    monkeypatch.setattr(workload.reader, "_read_yaml_reference", no_pyyaml)
     path = tmp_path / "log.yaml"
     path.write_text((DATA / "duplicates.yaml").read_text())
     assert int(workload.read(path)["call_count"].sum()) == 8
@@ -562,7 +562,7 @@ def test_document_start_and_comment_after_bom(tmp_path, monkeypatch):
 
     expected = workload.read(DATA / "duplicates.yaml")
     pd.testing.assert_frame_equal(workload.read(path, fast=False), expected)
-    monkeypatch.setattr(workload, "_read_yaml_reference", no_pyyaml)
+    monkeypatch.setattr(workload.reader, "_read_yaml_reference", no_pyyaml)
     pd.testing.assert_frame_equal(workload.read(path), expected)
     # a second document is an error (PyYAML reads the whole file and rejects it)
     monkeypatch.undo()

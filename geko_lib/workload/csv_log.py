@@ -1,0 +1,81 @@
+"""CSV workloads: the log's fields as columns (lowercase ``m, n, k`` accepted)."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+
+import pandas as pd
+
+
+from .errors import WorkloadError
+from .table import _Rows, _normalize
+
+log = logging.getLogger("geko_lib.workload")
+
+
+# --------------------------------------------------------------------------------------------
+# CSV
+
+
+def _csv_record_lines(path) -> tuple[int, list[str], list[int]] | None:
+    """(header line, header names, first line of each data record) as pandas reads the file:
+    blank lines skipped, a quoted field may span lines. None where the text cannot be read."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            records, end = [], 0
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                if any(field.strip() for field in record):
+                    records.append((start, record))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if not records:
+        return None
+    (header_line, header), data = records[0], records[1:]
+    return header_line, [name.strip() for name in header], [line for line, _ in data]
+
+
+def _refuse_duplicate_columns(path, layout) -> None:
+    if layout is None:
+        return
+    header_line, names, _ = layout
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise WorkloadError(path, header_line, name, f"column {name!r} appears twice in the "
+                                                        "header; which one is meant?")
+        seen.add(name)
+
+
+def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
+    layout = _csv_record_lines(path)
+    _refuse_duplicate_columns(path, layout)
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found") from None
+    except UnicodeDecodeError:
+        raise WorkloadError(path, None, "encoding", "not UTF-8 text; binary file?") from None
+    except pd.errors.ParserError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise WorkloadError(path, int(m.group(1)) if m else None, "syntax",
+                            f"cannot parse CSV: {str(exc).strip()}") from None
+    except OSError as exc:
+        raise WorkloadError(path, None, "file", f"cannot read: {exc.strerror or exc}") from None
+    # pandas skips blank lines, so row i is the i-th non-blank record after the header
+    lines = layout[2] if layout is not None and len(layout[2]) == len(frame) else None
+    rows = _Rows(path, (lambda i: lines[i]) if lines else (lambda i: i + 2))
+    cols = {}
+    for name in frame.columns:
+        series = frame[name]
+        values = series.astype(object).where(series.notna(), None).tolist()
+        cols[str(name).strip()] = values
+    keys = tuple(cols)
+    for values in zip(*cols.values()):
+        rows.add(keys, list(values))
+    if not keys:
+        raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
+    return _normalize(rows, platform)

@@ -1,0 +1,83 @@
+"""``read``: which source a workload file is (mask-64 YAML, mask-32 bench lines, CSV, TunableOp
+CSV), by its suffix and first meaningful line, and that source's reader."""
+
+from __future__ import annotations
+
+import gc
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from .csv_log import _read_csv
+from .errors import WorkloadError
+from .mask32 import _bench_rows
+from .mask64 import _read_yaml_fast, _read_yaml_reference
+from .parsing import (_check_not_trace, _count_lines, _decode, _FirstLines, _is_bench_line,
+                      _meaningful, _missing_file, _read_text)
+from .table import _Rows, _normalize
+
+log = logging.getLogger("geko_lib.workload")
+
+# --------------------------------------------------------------------------------------------
+# public readers
+
+
+def _read_fast(path, platform: str | None = None) -> pd.DataFrame | None:
+    """The fast path of :func:`read`; None where PyYAML must read the whole file."""
+    counts = _count_lines(path)
+    first = _FirstLines(path)
+    for raw in counts:  # the first meaningful line decides the format
+        s = _decode(raw, path, lambda: first[raw]).lstrip("\ufeff").strip()
+        if _meaningful(s):
+            if _is_bench_line(s):
+                return _normalize(_bench_rows(path, counts), platform)
+            _check_not_trace(s, path, lambda: first[raw])
+            break
+    else:
+        raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
+    rows = _read_yaml_fast(path, counts)
+    del counts
+    return None if rows is None else _normalize(rows, platform)
+
+
+def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFrame:
+    """Read a workload file into the canonical table (see the module docstring).
+
+    ``.csv`` -> CSV; a file whose first non-blank, non-comment line starts with ``hipblaslt-bench``
+    -> mask-32 command lines; anything else -> a mask-64 YAML log. ``fast=False`` parses YAML logs
+    with PyYAML as a whole (the reference); the result is the same table. Data-type combinations
+    ``platform``'s library does not support (any library's, without one) are refused
+    (:mod:`geko_lib.type_support`).
+    """
+    path = source
+    problem = _missing_file(path)
+    if problem:
+        raise problem
+    if Path(path).suffix.lower() == ".csv":
+        from .. import tunableop  # PyTorch TunableOp's untuned/results files (no header row)
+
+        if tunableop.is_tunableop_file(path):
+            return _normalize(tunableop.workload_rows(path, _Rows), platform)
+        return _read_csv(path, platform)
+    if fast:
+        # The fast path builds hundreds of thousands of small lists and no reference cycles; the
+        # cyclic garbage collector would repeatedly rescan them all (about a third of the time).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            table = _read_fast(path, platform)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        if table is not None:
+            return table
+    text = _read_text(path)
+    for number, line in enumerate(text.split("\n"), 1):
+        s = line.strip()
+        if _meaningful(s):
+            if _is_bench_line(s):
+                return _normalize(_bench_rows(path, _count_lines(path)), platform)
+            _check_not_trace(s, path, number)
+            break
+    return _normalize(_read_yaml_reference(path, text), platform)

@@ -1,0 +1,164 @@
+"""The generator ``--list`` YAML: one GEMM type and its sizes (or a grid), and the synthetic rows
+of sizes (also used by ``--inline`` and ``GemmConfig.workload_log_rows``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+import yaml
+
+from .. import gemm, grid_sizes
+
+from .errors import WorkloadError, _Bad
+from .parsing import (_DuplicateKey, _Loader, _missing_file, _read_text, _yaml_error_line,
+                      _yaml_problem)
+from .table import _Rows, _convert_transpose, _describe, _normalize
+
+
+
+log = logging.getLogger("geko_lib.workload")
+
+
+# ---- generator --list YAML ------------------------------------------------------------------
+
+def _list_int(value, path, line, key, minimum=1, maximum=None) -> int:
+    if type(value) is not int or value < minimum or (maximum is not None and value > maximum):
+        rng = f"an integer in {minimum}..{maximum}" if maximum is not None else \
+            ("a positive integer" if minimum == 1 else f"an integer >= {minimum}")
+        raise WorkloadError(path, line, key, f"must be {rng}, got {_describe(value)}")
+    return value
+
+
+def _gemm_type_from_codes(values: dict, path, line_of_key: Callable[[str], int | None]) -> gemm.GemmType:
+    """Tensile codes -> GemmType, with errors naming the offending key."""
+    for key in ("TRANSA", "TRANSB", "DataType", "DestDataType", "ComputeDataType"):
+        if key not in values or values[key] is None:
+            raise WorkloadError(path, line_of_key(key), key, "missing required key")
+    for key in ("TRANSA", "TRANSB"):
+        try:
+            _convert_transpose(values[key])
+        except _Bad as bad:
+            raise WorkloadError(path, line_of_key(key), key, bad.message) from None
+    for key, single in (("DataType", False), ("DestDataType", True), ("ComputeDataType", True)):
+        code = values[key]
+        if not isinstance(code, str):
+            raise WorkloadError(path, line_of_key(key), key,
+                                f"must be a Tensile type code, got {_describe(code)}")
+        try:
+            parts = gemm.split_codes(code)
+        except gemm.GemmError as exc:
+            raise WorkloadError(path, line_of_key(key), key, str(exc)) from None
+        if (single and len(parts) != 1) or not 1 <= len(parts) <= 2:
+            raise WorkloadError(path, line_of_key(key), key,
+                                f"{code!r} must be {'one' if single else 'one or two'} Tensile type code(s)")
+    try:
+        return gemm.GemmType.from_tensile(values["TRANSA"], values["TRANSB"], values["DataType"],
+                                          values["DestDataType"], values["ComputeDataType"])
+    except gemm.GemmError as exc:
+        raise WorkloadError(path, line_of_key("DataType"), "DataType", str(exc)) from None
+
+
+def rows_of(gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]]) -> pd.DataFrame:
+    """Canonical workload rows, one call each, for one GEMM type's sizes [M, N, batch, K]."""
+    return _synthetic_rows("<sizes>", gemm_type, sizes, [])
+
+
+def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]],
+                    lines: Sequence[int | None], platform: str | None = None) -> pd.DataFrame:
+    rows = _Rows(path, lambda i: lines[i] if i < len(lines) else None)
+    type_fields = gemm_type.log_fields()
+    keys = ("function", "M", "N", "K", "transA", "transB", "batch_count", "a_type", "b_type",
+            "c_type", "d_type", "compute_type", "call_count")
+    for m, n, b, k in sizes:
+        rows.add(keys, ["matmul", m, n, k, type_fields["transA"], type_fields["transB"], b,
+                        type_fields["a_type"], type_fields["b_type"], type_fields["c_type"],
+                        type_fields["d_type"], type_fields["compute_type"], 1])
+    return _normalize(rows, platform)
+
+
+def read_list(path, *, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
+    """The generator ``--list`` YAML -> canonical rows (call_count 1, no ld/strides).
+
+    ``TRANSA``, ``TRANSB``, ``DataType``, ``DestDataType``, ``ComputeDataType`` (Tensile codes);
+    generator options are ignored here. ``SIZE_OPTION: 0`` (default): ``Sizes: [[M, N, B, K],
+    ...]`` (duplicates dropped, order kept); ``1``: the original's grid for the compute units of
+    ``arch`` (the campaign's; else the file's ``ARCH``), ``GRID_DENSITY`` 1..5, default 4
+    (:mod:`geko_lib.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
+    :func:`read`, relative to the list file.
+    """
+    problem = _missing_file(path)
+    if problem:
+        raise problem
+    text = _read_text(path)
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except _DuplicateKey as dup:
+        raise WorkloadError(path, dup.line, dup.key, f"key {dup.key!r} is given twice") from None
+    except yaml.YAMLError as exc:
+        raise WorkloadError(path, _yaml_error_line(exc), "syntax",
+                            f"cannot parse YAML: {_yaml_problem(exc)}") from None
+    if data is None:
+        raise WorkloadError(path, None, "file", "empty list file")
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise WorkloadError(path, None, "file",
+                            "a --list file must be a YAML mapping (TRANSA, TRANSB, DataType, ...)")
+    key_nodes = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+    def line_of_key(key):
+        return key_nodes[key][0].start_mark.line + 1 if key in key_nodes else None
+
+    option = data.get("SIZE_OPTION", 0)
+    option = 0 if option is None else option
+    if type(option) is not int or option not in (0, 1, 2):
+        raise WorkloadError(path, line_of_key("SIZE_OPTION"), "SIZE_OPTION",
+                            f"must be 0 (Sizes), 1 (grid) or 2 (GEMM_LOG_PATH), got {_describe(option)}")
+    if option == 2:
+        log_path = data.get("GEMM_LOG_PATH")
+        if not isinstance(log_path, str) or not log_path.strip():
+            raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
+                                "SIZE_OPTION 2 needs GEMM_LOG_PATH, the path of a workload log")
+        target = Path(os.path.expanduser(log_path.strip()))
+        if not target.is_absolute():
+            target = Path(path).parent / target
+        if not target.exists():
+            raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
+                                f"workload log {str(target)!r} does not exist")
+        from .reader import read  # a list may name a workload log (SIZE_OPTION 2)
+
+        return read(target, platform=platform)
+
+    gemm_type = _gemm_type_from_codes(data, path, line_of_key)
+    if option == 0:
+        sizes_value = data.get("Sizes")
+        if not isinstance(sizes_value, list) or not sizes_value:
+            raise WorkloadError(path, line_of_key("Sizes"), "Sizes",
+                                "SIZE_OPTION 0 needs Sizes: a non-empty list of [M, N, B, K]")
+        item_nodes = key_nodes["Sizes"][1].value
+        sizes: dict[tuple, int | None] = {}
+        for item, item_node in zip(sizes_value, item_nodes):
+            line = item_node.start_mark.line + 1
+            if not isinstance(item, list) or len(item) != 4:
+                raise WorkloadError(path, line, "Sizes", f"each size must be [M, N, B, K], got {item!r}")
+            for name, value in zip(("M", "N", "B", "K"), item):
+                if type(value) is not int or value < 1:
+                    raise WorkloadError(path, line, "Sizes",
+                                        f"{name} must be a positive integer, got {_describe(value)}")
+            sizes.setdefault(tuple(item), line)
+        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform)
+
+    density = _list_int(data.get("GRID_DENSITY", grid_sizes.DEFAULT_DENSITY), path,
+                        line_of_key("GRID_DENSITY"), "GRID_DENSITY", 1, 5)
+    target = arch or data.get("ARCH")
+    try:
+        sizes_grid = grid_sizes.grid(grid_sizes.compute_units(target), density)
+    except ValueError as exc:
+        raise WorkloadError(path, line_of_key("ARCH"), "ARCH",
+                            f"SIZE_OPTION 1 sizes the grid by the GPU's compute units: {exc}") \
+            from None
+    line = line_of_key("SIZE_OPTION")
+    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform)

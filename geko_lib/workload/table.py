@@ -1,0 +1,368 @@
+"""The canonical workload table: field kinds, raw rows gathered column-wise, normalization and
+validation (original_tool.md §1.5), duplicate aggregation."""
+
+from __future__ import annotations
+
+import logging
+import math
+from itertools import chain
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import gemm, type_support
+
+from .errors import WorkloadError, _Bad
+
+log = logging.getLogger("geko_lib.workload")
+
+
+# --------------------------------------------------------------------------------------------
+# field kinds of the canonical table
+
+_POSITIVE_INT = ("M", "N", "K", "batch_count", "call_count")
+_NONNEG_INT = ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d",
+               "scaleA", "scaleB", "rotating", "cold_iters", "iters")
+_ANY_INT = ("solution_index",)
+_FLOAT = ("alpha", "beta")
+_BOOL = ("scaleAlpha_vector", "gradient", "use_e", "bias_vector", "flush", "any_stride")
+_DTYPE_FIELDS = ("a_type", "b_type", "c_type", "d_type", "compute_type")
+_TRANS_FIELDS = ("transA", "transB")
+_STR = ("function", "bias_source", "scale_type", "bias_type", "aux_type", "activation_type",
+        "solution_Name", "kernel_name")
+# Not listed (scaleC, scaleD, swizzleA, swizzleB): their type is inferred from the values.
+
+_LOG_FIELD_SET = frozenset(gemm.LOG_FIELDS)
+_FIELD_ORDER = {f: i for i, f in enumerate(gemm.LOG_FIELDS)}
+
+
+# --------------------------------------------------------------------------------------------
+# raw rows -> columns
+
+
+class _Rows:
+    """Parsed rows before normalization: (keys, values) pairs, repeat counts, line lookup."""
+
+    def __init__(self, path, line_of: Callable[[int], int | None]):
+        self.path = path
+        self.line_of = line_of
+        self.keys: list[tuple] = []
+        self.values: list[list] = []
+        self.repeats: list[int] | None = None
+
+    def add(self, keys: tuple, values: list, repeat: int = 1):
+        self.keys.append(keys)
+        self.values.append(values)
+        if self.repeats is not None:
+            self.repeats.append(repeat)
+
+    def __len__(self):
+        return len(self.values)
+
+    def columns(self) -> dict[str, list]:
+        """Columns (lists, None where a row lacks the key); later duplicate keys win, as in YAML."""
+        n = len(self.values)
+        if n and self.keys.count(self.keys[0]) == n:  # the usual case: one key sequence
+            keys = self.keys[0]
+            if not keys:
+                return {}
+            flat = list(chain.from_iterable(self.values))  # faster than zip(*values)
+            width = len(keys)
+            return {k: flat[j::width] for j, k in enumerate(keys)}
+        groups: dict[tuple, list[int]] = {}
+        for i, keys in enumerate(self.keys):
+            groups.setdefault(keys, []).append(i)
+        names: dict[str, None] = {}
+        for keys in groups:
+            names.update(dict.fromkeys(keys))
+        cols = {name: np.full(n, None, dtype=object) for name in names}
+        for keys, rows in groups.items():
+            idx = np.asarray(rows)
+            block = [self.values[i] for i in rows]
+            for name, col in zip(keys, zip(*block)):
+                target = cols[name]
+                arr = np.empty(len(col), dtype=object)
+                arr[:] = col
+                target[idx] = arr
+        return {name: tuple(col.tolist()) for name, col in cols.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# normalization (original_tool.md §1.5) and validation
+
+
+def _describe(v) -> str:
+    return repr(v) if not isinstance(v, bool) else ("true" if v else "false")
+
+
+def _int_column(values: Sequence, minimum: int | None, what: str) -> np.ndarray:
+    types = set(map(type, values))
+    if types <= {int}:
+        try:
+            arr = np.array(values, dtype=np.int64)
+        except OverflowError:
+            arr = None
+        if arr is not None:
+            if minimum is not None:
+                bad = np.flatnonzero(arr < minimum)
+                if bad.size:
+                    i = int(bad[0])
+                    raise _Bad(i, f"must be {what}, got {values[i]!r}")
+            return arr
+    elif types <= {int, float}:
+        arr = np.array(values, dtype=np.float64)
+        ok = np.isfinite(arr) & (arr == np.round(arr)) & (np.abs(arr) < 2.0 ** 62)
+        if minimum is not None:
+            ok &= arr >= minimum
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            i = int(bad[0])
+            raise _Bad(i, f"must be {what}, got {values[i]!r}")
+        return arr.astype(np.int64)
+    for i, v in enumerate(values):  # find the first offender
+        if type(v) is bool or not isinstance(v, (int, float)):
+            raise _Bad(i, f"must be {what}, got {_describe(v)}")
+        if isinstance(v, float) and not (math.isfinite(v) and v == int(v)):
+            raise _Bad(i, f"must be {what}, got {v!r}")
+        if minimum is not None and v < minimum:
+            raise _Bad(i, f"must be {what}, got {v!r}")
+        if abs(v) >= 2 ** 63:
+            raise _Bad(i, f"out of the 64-bit integer range: {v!r}")
+    raise AssertionError("unreachable")
+
+
+def _float_column(values: Sequence) -> np.ndarray:
+    if set(map(type, values)) <= {int, float}:
+        return np.array(values, dtype=np.float64)
+    for i, v in enumerate(values):
+        if type(v) is bool or not isinstance(v, (int, float)):
+            raise _Bad(i, f"must be a number, got {_describe(v)}")
+    return np.array(values, dtype=np.float64)
+
+
+def _bool_column(values: Sequence) -> np.ndarray:
+    if set(map(type, values)) <= {bool}:
+        return np.array(values, dtype=bool)
+    out = []
+    for i, v in enumerate(values):
+        if type(v) is bool:
+            out.append(v)
+        elif type(v) is int and v in (0, 1):
+            out.append(bool(v))
+        else:
+            raise _Bad(i, f"must be true or false, got {_describe(v)}")
+    return np.array(out, dtype=bool)
+
+
+def _text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _str_column(values: Sequence) -> list:
+    if set(map(type, values)) <= {str}:
+        return values
+    return [v if type(v) is str else _text(v) for v in values]
+
+
+def _mapped_column(values: Sequence, convert: Callable) -> list:
+    """Apply ``convert`` (raising ``_Bad(-1, msg)``) once per distinct value."""
+    if set(map(type, values)) <= {str}:  # the usual case: convert each distinct string once
+        mapping = {}
+        for v in set(values):
+            try:
+                mapping[v] = convert(v)
+            except _Bad as bad:
+                raise _Bad(values.index(v), bad.message) from None
+        return list(map(mapping.__getitem__, values))
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(convert(v))
+        except _Bad as bad:
+            raise _Bad(i, bad.message) from None
+    return out
+
+
+def _convert_transpose(v):
+    if isinstance(v, bool):
+        return "T" if v else "N"
+    if not isinstance(v, str):
+        raise _Bad(-1, f"must be N or T, got {_describe(v)}")
+    try:
+        return gemm.normalize_transpose(v)
+    except gemm.GemmError:
+        raise _Bad(-1, f"must be N or T, got {v!r}") from None
+
+
+def _convert_dtype(v):
+    if not isinstance(v, str):
+        raise _Bad(-1, f"unknown data type {_describe(v)} (known: {', '.join(gemm.BY_NAME)})")
+    try:
+        gemm.dtype(v)
+    except gemm.GemmError as exc:
+        raise _Bad(-1, str(exc)) from None
+    return v
+
+
+def _convert_compute(v):
+    return gemm.normalize_compute_type(_convert_dtype(v))
+
+
+def _infer_column(values: Sequence):
+    types = set(map(type, values))
+    if types <= {bool}:
+        return np.array(values, dtype=bool)
+    if types <= {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            return _str_column(values)
+    if types <= {int, float}:
+        return np.array(values, dtype=np.float64)
+    return _str_column(values)
+
+
+def _converter(field: str) -> Callable[[list], object]:
+    if field in _POSITIVE_INT:
+        return lambda v: _int_column(v, 1, "a positive integer")
+    if field in _NONNEG_INT:
+        return lambda v: _int_column(v, 0, "a non-negative integer")
+    if field in _ANY_INT:
+        return lambda v: _int_column(v, None, "an integer")
+    if field in _FLOAT:
+        return _float_column
+    if field in _BOOL:
+        return _bool_column
+    if field in _TRANS_FIELDS:
+        return lambda v: _mapped_column(v, _convert_transpose)
+    if field == "compute_type":
+        return lambda v: _mapped_column(v, _convert_compute)
+    if field in _DTYPE_FIELDS:
+        return lambda v: _mapped_column(v, _convert_dtype)
+    if field in _STR:
+        return _str_column
+    return _infer_column
+
+
+def _nulls(values: Sequence) -> list[int]:
+    if None not in values:
+        return []
+    return [i for i, v in enumerate(values) if v is None]
+
+
+def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
+    path, line_of = rows.path, rows.line_of
+    n = len(rows)
+    if n == 0:
+        raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
+    cols = rows.columns()
+    # lowercase m/n/k (hipblaslt-bench output, CSV) -> M/N/K
+    for low, up in (("m", "M"), ("n", "N"), ("k", "K")):
+        if low in cols and up not in cols:
+            cols[up] = cols.pop(low)
+    cols = {k: v for k, v in cols.items() if k in _LOG_FIELD_SET}  # other columns: dropped silently
+
+    errors: list[tuple[int, int, str, str]] = []  # (row, field order, field, message)
+
+    for field in gemm.GEMM_LOG_FIELDS:
+        if field not in cols:
+            raise WorkloadError(path, line_of(0), field, "missing required field")
+        missing = _nulls(cols[field])
+        if missing:
+            errors.append((missing[0], _FIELD_ORDER[field], field, "missing required field (null)"))
+    if errors:
+        row, _, field, message = min(errors)
+        raise WorkloadError(path, line_of(row), field, message)
+
+    # per-row defaults (the original adds these only as whole columns; filling per row is a superset)
+    call_count = cols.get("call_count")
+    if call_count is not None and None in call_count:
+        cols["call_count"] = [1 if v is None else v for v in call_count]
+    for field, default in (("function", "matmul"), ("scaleA", 0), ("scaleB", 0)):
+        # scaleA/scaleB default to 0 (= no scaling), hipBLASLt's own default. The original tool is
+        # inconsistent here: its log parser adds missing scale columns as 1, its bench writer as 0.
+        if field not in cols:
+            cols[field] = [default] * n
+        elif None in cols[field]:
+            cols[field] = [default if v is None else v for v in cols[field]]
+
+    # validate and convert; the error reported is the one on the earliest line
+    out: dict[str, object] = {}
+    for field, values in cols.items():
+        if field == "call_count" or field == "scale_type":
+            continue
+        if field not in gemm.GEMM_LOG_FIELDS and field not in ("function", "scaleA", "scaleB"):
+            missing = _nulls(values)
+            if missing:
+                log.warning("%s:%s: %s: column has null values; dropped", path, line_of(missing[0]), field)
+                continue
+        try:
+            out[field] = _converter(field)(values)
+        except _Bad as bad:
+            errors.append((bad.index, _FIELD_ORDER[field], field, bad.message))
+    if "call_count" in cols:
+        try:
+            out["call_count"] = _converter("call_count")(cols["call_count"])
+        except _Bad as bad:
+            errors.append((bad.index, _FIELD_ORDER["call_count"], "call_count", bad.message))
+    if errors:
+        row, _, field, message = min(errors)
+        raise WorkloadError(path, line_of(row), field, message)
+    _refuse_unsupported_types(out, path, line_of, platform)
+
+    given = cols.get("scale_type")
+    if given is None or None in given:  # default: the compute type without c_ and x (c_xf32_r -> f32_r)
+        given = given or [None] * n
+        defaults: dict[str, str] = {}
+        given = [g if g is not None else defaults.setdefault(c, gemm.scale_type_for(c))
+                 for g, c in zip(given, out["compute_type"])]
+    out["scale_type"] = _str_column(given)
+    calls = out.get("call_count")
+    if calls is None:
+        calls = np.ones(n, dtype=np.int64)
+    if rows.repeats is not None:
+        calls = calls * np.asarray(rows.repeats, dtype=np.int64)
+    out["call_count"] = calls
+
+    data = {}
+    for field in gemm.LOG_FIELDS:
+        if field not in out:
+            continue
+        values = out[field]
+        if isinstance(values, np.ndarray):
+            data[field] = values
+        else:
+            data[field] = pd.Series(list(values), dtype="str")
+    df = pd.DataFrame(data)
+    return _aggregate(df, path)
+
+
+def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) -> None:
+    """The first row whose (a, b, c, d, compute) types the platform's library cannot run (any
+    library, when no platform is given) is refused, naming its line and the offending field."""
+    seen = set()
+    for i, combo in enumerate(zip(*(out[f] for f in _DTYPE_FIELDS))):
+        if combo in seen:
+            continue
+        seen.add(combo)
+        problem = type_support.unsupported(combo, platform)
+        if problem:
+            raise WorkloadError(path, line_of(i), *problem)
+
+
+def _aggregate(df: pd.DataFrame, path) -> pd.DataFrame:
+    """Sum call_count over rows equal in every other column; first-appearance order."""
+    keys = [c for c in df.columns if c != "call_count"]
+    if len(df) > 1 and keys:
+        dup = df.duplicated(subset=keys)
+        if dup.any():
+            group = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+            sums = np.zeros(int(group.max()) + 1, dtype=np.int64)
+            np.add.at(sums, group, df["call_count"].to_numpy(dtype=np.int64))
+            log.debug("%s: %d duplicate rows aggregated (call_count summed)", path, int(dup.sum()))
+            df = df.loc[~dup.to_numpy()].copy()
+            df["call_count"] = sums
+    return df.reset_index(drop=True)

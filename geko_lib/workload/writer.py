@@ -1,0 +1,97 @@
+"""Writing the canonical table (``workload.yaml``) and the problems it holds."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import files, gemm
+
+from .parsing import _scalar
+
+log = logging.getLogger("geko_lib.workload")
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+def _format_float(v: float) -> str:
+    if math.isnan(v):
+        return ".nan"
+    if math.isinf(v):
+        return ".inf" if v > 0 else "-.inf"
+    text = repr(v)
+    if "e" in text and "." not in text:  # YAML 1.1 floats need a dot: 1e-05 -> 1.0e-05
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _format_value(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return _format_float(float(v))
+    text = str(v)
+    if _scalar(text) == text and type(_scalar(text)) is str:
+        return text
+    return json.dumps(text)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def write(df: pd.DataFrame, path) -> Path:
+    """Write a canonical table as a mask-64 style log (one flow mapping per row, key order = columns).
+
+    Atomic (a temporary name, then a rename). Returns ``Path(path)``.
+    """
+    path = Path(path)
+    columns = [str(c) for c in df.columns]
+    formatted = []
+    for name, col in zip(columns, (df[c].tolist() for c in df.columns)):
+        cache: dict = {}
+        prefix = name + ": "
+        strings = []
+        for v in col:
+            key = (type(v), v)
+            try:
+                strings.append(cache[key])
+            except KeyError:
+                cache[key] = s = prefix + _format_value(v)
+                strings.append(s)
+            except TypeError:
+                strings.append(prefix + _format_value(v))
+        formatted.append(strings)
+    text = "".join("- {" + ", ".join(parts) + "}\n" for parts in zip(*formatted))
+    files.write_text(path, text)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# problems
+
+
+def problems(df: pd.DataFrame) -> list[gemm.GemmProblem]:
+    """The distinct GEMM problems (type + M, N, batch, K) of a canonical table, in row order."""
+    fields = list(gemm.GEMM_LOG_FIELDS)
+    seen: dict[gemm.GemmProblem, None] = {}
+    cache: dict[tuple, gemm.GemmType] = {}
+    for values in df[fields].itertuples(index=False, name=None):
+        row = dict(zip(fields, values))
+        type_key = tuple(row[f] for f in ("transA", "transB", "a_type", "b_type", "c_type", "d_type",
+                                          "compute_type"))
+        gemm_type = cache.get(type_key)
+        if gemm_type is None:
+            gemm_type = cache[type_key] = gemm.GemmType(*type_key)
+        problem = gemm.GemmProblem(gemm_type, int(row["M"]), int(row["N"]), int(row["batch_count"]),
+                                   int(row["K"]))
+        seen.setdefault(problem, None)
+    return list(seen)
