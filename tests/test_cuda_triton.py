@@ -241,6 +241,15 @@ def test_seeds_from_an_earlier_tuning_come_first(tmp_path):
         ctune.configure(gtype(), sizes, tmp_path / "x", {"seed_library": str(tmp_path / "no")})
 
 
+def test_shipped_seed_library_is_found_from_any_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a campaign's workdir
+    out = ctune.configure(gtype(), [[4096, 1, 1, 4096]], tmp_path / "c",
+                          {"seed_library": "profiles/h200/decode_seeds"})
+    seeds = ctune.TritonTuning.load(out[0]).seeds[0]
+    shipped = dict(ctune.seed_winners("profiles/h200/decode_seeds", gtype()))
+    assert tg.TritonConfig.from_params(seeds[0]) == shipped[(4096, 1, 1, 4096)]
+
+
 def test_tuning_file_seed_errors_name_the_file(tmp_path):
     path = ctune.configure(gtype(), SIZES[:1], tmp_path)[0]
     data = yaml.safe_load(path.read_text())

@@ -309,15 +309,26 @@ def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonCon
         return []
     from .platform import solutions_in
 
-    path = Path(library)
-    if not path.is_dir():
-        raise TuningFileError(f"seed_library {path}: not a directory of library logic")
+    path = _seed_library_dir(Path(library))
     found = {}
     for folder in sorted({p.parent for p in path.rglob("*.yaml")}):
         found.update(solutions_in(folder))
     return [(size, tg.TritonConfig.from_params(dict(sol["Triton"])))
             for (t, size), sol in sorted(found.items(), key=lambda kv: kv[0][1])
             if t == gemm_type and sol.get("Backend") == "triton"]
+
+
+REPO_ROOT = Path(__file__).resolve().parents[3]  # where profiles/h200/decode_seeds ships
+
+
+def _seed_library_dir(path: Path) -> Path:
+    """``path`` as given, or a relative one under the geko checkout (jobs run in the campaign's
+    workdir, so ``profiles/h200/decode_seeds`` would otherwise not be found)."""
+    for candidate in (path,) if path.is_absolute() else (path, REPO_ROOT / path):
+        if candidate.is_dir():
+            return candidate
+    raise TuningFileError(f"seed_library {path}: not a directory of library logic (looked in "
+                          f"the working directory and in {REPO_ROOT})")
 
 
 def _shape_distance(a, b) -> float:
