@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The issue-15 run of the cuda platform on one H200 (kind nvidia-h200), from the repository root:
+#   OUT=dir bash bench/h200_decode.sh SEARCH_WORKDIR
+# SEARCH_WORKDIR is a finished dense-search campaign of the trace (snakemake final_libs
+# --profile profiles/h200 --config workload_log=bench/configs/llama3_8b_serving.yaml workdir=...).
+# 1. tune mode of the trace's 30 decode GEMMs (decode family, one GA per GEMM, shipped seeds);
+# 2. bench_h200.py on the whole trace with the search and tune runs, writing the combined
+#    library (per GEMM the fastest verified of final / tune / default) to $OUT/combined.
+set -uo pipefail
+search=${1:?search campaign workdir}
+out=${OUT:-bench/out}; mkdir -p "$out"
+tune=${TUNE_WORKDIR:-runs/tune_decode}
+start=$(date +%s.%N)
+python3 -m snakemake final_libs --profile profiles/h200 \
+  --configfile bench/configs/h200_tune_decode.yaml \
+  --config workload_log="$PWD/bench/configs/llama3_8b_decode.yaml" workdir="$tune" \
+  > "$out/tune.log" 2>&1
+echo "tune rc=$? wall_s=$(python3 -c "import time; print(round(time.time() - $start, 1))")"
+python3 bench/bench_h200.py --workload bench/configs/llama3_8b_serving.yaml --workdir "$search" \
+  --tune-workdir "$tune" --combined-out "$out/combined" --out "$out/bench" > "$out/bench.log" 2>&1
+echo "bench rc=$?"; tail -2 "$out/bench.log"
