@@ -69,3 +69,19 @@ def test_no_retry_skips_the_failed_job_and_finishes(tune):
     again = c.snakemake("final_libs")
     assert jobs_run(again).get("optimize") == 1
     assert not c.path("optimizations", "failed_jobs.log").exists()
+
+
+def test_list_grid_follows_the_campaigns_arch(campaign, tmp_path):
+    """SIZE_OPTION 1 through the workflow: the original's grid for the CU count of the
+    campaign's arch (gfx942: 304 CUs), not the file's ARCH."""
+    from geko_lib import grid_sizes, workload
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"
+                    "ARCH: gfx950\nSIZE_OPTION: 1\nGRID_DENSITY: 5\n")
+    c = campaign(mode="tune", arch="gfx942", keep_thr=0.0, workload_log="",
+                 workload_list=str(grid))
+    c.snakemake("workload.yaml")
+    table = workload.read(c.path("workload.yaml"))
+    sizes = list(zip(table.M, table.N, table.batch_count, table.K))
+    assert sizes == grid_sizes.grid(304, 5) != grid_sizes.grid(256, 5)
