@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from geko_lib import summary, workload  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import cublaslt, timing  # noqa: E402
-from geko_lib.platforms.cuda.platform import (CudaPlatform, SearchSettings,  # noqa: E402
-                                              solutions_in)
+from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
+from geko_lib.platforms.cuda.solutions import solutions_in  # noqa: E402
 
 COLUMNS = ("default", "torch", "nvmath_top8", "triton_autotune", "geko_search", "geko_tune",
            "final", "combined")

@@ -130,7 +130,7 @@ def _transpose_of(t) -> str | None:
 
 def load(path, device: int = 0) -> Runtime:
     """A runtime serving the library-logic files in ``path`` (final_libs or its library/)."""
-    from .platforms.cuda.platform import solutions_in
+    from .platforms.cuda.solutions import solutions_in
 
     path = Path(path)
     solutions = solutions_in(path, validate=True)

@@ -1,4 +1,4 @@
-"""PyTorch TunableOp files as a workload source (geko_lib.tunableop through workload.read).
+"""PyTorch TunableOp files as a workload source (geko_lib.workload.tunableop through workload.read).
 
 The CSV is written by hand from TunableOp's documented line format; the GPU test records a real
 torch model with ``PYTORCH_TUNABLEOP_RECORD_UNTUNED=1`` and reads what PyTorch wrote."""
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import tunableop, workload
+from geko_lib import workload
+from geko_lib.workload import tunableop
 
 DATA = Path(__file__).parent / "data" / "tunableop_untuned0.csv"
 

@@ -68,8 +68,9 @@ def _optimize_one(plat, tuning_yaml: Path, device: int) -> Path:
 
 
 def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), retry: bool = True,
-        n_slots: int = 1, *, platform=None, **config) -> list[Path]:
-    """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device),
+        n_slots: int = 4, *, platform=None, **config) -> list[Path]:
+    """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device, 4 as
+    the original: concurrent jobs on a device overlap compilation with timing),
     each into ``build_<name>/3_LibraryLogic``; a completed build is not run again and a failed
     one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
     ``tuning_dir/failed_jobs.log`` and skipped. Returns the logic dirs of the jobs that

@@ -6,7 +6,7 @@ Sources
   per line (``- {function: matmul, M: 16032, ..., call_count: 1}``); blank and ``#`` lines allowed.
 * hipBLASLt ``HIPBLASLT_LOG_MASK=32`` logs: ``hipblaslt-bench ...`` command lines, one per call.
 * CSV files (``.csv`` suffix) with the same fields (lowercase ``m, n, k`` accepted), or PyTorch
-  TunableOp's ``tunableop_untuned<device>.csv`` / results files (:mod:`geko_lib.tunableop`).
+  TunableOp's ``tunableop_untuned<device>.csv`` / results files (:mod:`geko_lib.workload.tunableop`).
 * the generator ``--list`` YAML (:func:`read_list`) and the ``--inline`` spec (:func:`read_inline`).
 
 The canonical table has the columns of :data:`geko_lib.gemm.LOG_FIELDS` that the source provides
@@ -40,7 +40,7 @@ line (as hipBLASLt writes them): a ``- {`` line without its ``}`` is rejected as
 in another YAML layout (block style) is read by PyYAML as a whole.
 
 The package holds one module per source: ``mask64``, ``mask32``, ``csv_log``, ``size_list``,
-``inline`` (and ``geko_lib.tunableop`` for PyTorch TunableOp files), over the shared ``parsing``
+``inline``, ``tunableop`` (PyTorch TunableOp files), over the shared ``parsing``
 of text and the canonical ``table``; ``reader`` picks the source of a file, ``writer`` writes
 ``workload.yaml``.
 """

@@ -55,7 +55,7 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
     if problem:
         raise problem
     if Path(path).suffix.lower() == ".csv":
-        from .. import tunableop  # PyTorch TunableOp's untuned/results files (no header row)
+        from . import tunableop  # PyTorch TunableOp's untuned/results files (no header row)
 
         if tunableop.is_tunableop_file(path):
             return _normalize(tunableop.workload_rows(path, _Rows), platform)

@@ -55,7 +55,7 @@ def is_tunableop_file(path) -> bool:
 
 
 def _error(path, line: int, field: str, message: str):
-    from .workload import WorkloadError
+    from .errors import WorkloadError
 
     return WorkloadError(path, line, field, message)
 

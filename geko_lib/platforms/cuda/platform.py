@@ -29,6 +29,7 @@ from ... import library as liblogic
 from ...gemm import GemmProblem, GemmType
 from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
 from . import timing
+from .solutions import solutions_in, validate_solution  # noqa: F401 (the platform's names)
 
 log = logging.getLogger(__name__)
 
@@ -379,37 +380,6 @@ def problem_key(problem: GemmProblem) -> tuple:
 def library_solutions(library) -> dict:
     """(GEMM type, size) -> solution dict, from the library dir ``create_library`` wrote."""
     return solutions_in(Path(library) / "library")
-
-
-def solutions_in(lib_dir, validate: bool = False) -> dict:
-    """(GEMM type, size) -> solution dict of every library-logic file in ``lib_dir``; with
-    ``validate`` every solution is checked first (errors name the file)."""
-    chosen = {}
-    for name, lib in liblogic.load_dir(lib_dir).items():
-        if validate:
-            for solution in lib.solutions:
-                validate_solution(solution, source=str(Path(lib_dir) / name))
-        positions = lib.solution_position()
-        for size, index, _ in lib.size_entries():
-            chosen[(lib.gemm_type, tuple(size))] = dict(lib.solutions[positions[index]])
-    return chosen
-
-
-def validate_solution(solution: dict, source: str) -> None:
-    backend = solution.get("Backend")
-    needed = {"cublaslt": ("CublasLt", "CublasLtVersion"), "triton": ("Triton",),
-              "default": ()}.get(backend)
-    if needed is None:
-        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: Backend "
-                            f"{backend!r} is not one of cublaslt, triton, default")
-    missing = [k for k in ("SolutionNameMin", *needed) if k not in solution]
-    if missing:
-        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: missing "
-                            f"{', '.join(missing)}")
-    if backend == "cublaslt":
-        from .cublaslt import AlgoConfig
-
-        AlgoConfig.from_params(solution["CublasLt"])
 
 
 def check_environment(solution: dict, device: int) -> None:

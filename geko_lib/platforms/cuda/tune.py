@@ -307,7 +307,7 @@ def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonCon
     tune run's ``optimizations`` or ``libs``); none without one."""
     if not library:
         return []
-    from .platform import solutions_in
+    from .solutions import solutions_in
 
     path = _seed_library_dir(Path(library))
     found = {}
