@@ -223,8 +223,27 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
 
 def _supervised_child(fn) -> None:
     os.setpgid(0, 0)  # its own process group, so a kill takes its children too
+    _die_with_parent()
     try:
         fn()
     except USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(1)
+
+
+def _die_with_parent() -> None:
+    """Linux: end this process when the job script supervising it dies (a campaign killed with
+    SIGKILL), instead of tuning on as an orphan that holds the workdir: a rerun would see a
+    live campaign there and refuse. Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
