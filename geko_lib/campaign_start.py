@@ -76,9 +76,10 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
     if not workdir.is_dir() or snakemake_locks(workdir):
         return []
     outputs = existing_outputs(workdir, patterns)
-    removed = _orphaned_companions(workdir, outputs, report or log.warning)
     found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
         campaign, mode, rel))
+    refuse_edited_companions(workdir, found)
+    removed = _orphaned_companions(workdir, outputs, report or log.warning)
     for rel, reason in found:
         # an output inside another removed one goes with it
         if any(parent in {r for r, _ in removed} for parent in rel.parents):
@@ -93,6 +94,26 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
             integrity.remove_output(workdir / owner)
             removed.append((Path(owner), f"{rel} was written beside it"))
     return removed
+
+
+def refuse_edited_companions(workdir: Path, found: list[tuple[Path, str]]) -> None:
+    """A file a finished job wrote beside its output (a tuning YAML beside the configure
+    checkpoint's manifest) whose content changed since is refused, not recomputed: the
+    two-step flow invites a person to review, and perhaps edit, exactly these files, so the
+    change is theirs to confirm. Nothing has been removed yet."""
+    judged = {rel for rel, _ in found}
+    edited = []
+    for rel, reason in found:
+        owner = _companion_of(workdir / rel)
+        if owner and (workdir / owner).exists() and Path(owner) not in judged \
+                and "differs from its stamp" in reason:
+            edited.append(rel)
+    if edited:
+        names = ", ".join(str(workdir / rel) for rel in edited)
+        raise integrity.IntegrityError(
+            f"{names}: changed since the job that wrote it (content differs from its stamp). "
+            "If you edited it on purpose, delete its .stamp.json to use your version; "
+            "otherwise delete the file to have it written again")
 
 
 def _orphaned_companions(workdir: Path, outputs: list[str], report) -> list[tuple[Path, str]]:

@@ -9,7 +9,8 @@ of the same kind keeping the mtime (Snakemake alone sees no change).
 The matrix is large (every output kind of both modes times four faults); the default run takes a
 few cases, chosen by a fixed seed. GEKO_FAULT_CASES=N picks N cases, ``all`` every one;
 GEKO_FAULT_FILES=all uses every file instead of one per kind (a library's benchmarks, say);
-GEKO_FAULT_SHARD=i/n runs the i-th of n slices (to spread the full matrix over processes).
+GEKO_FAULT_SHARD=i/n runs the i-th of n slices (to spread the full matrix over processes);
+GEKO_FAULT_LOG=FILE appends one line per case (mode, file, fault, outcome).
 """
 import os
 import random
@@ -29,13 +30,17 @@ pytestmark = pytest.mark.slow
 FAULTS = ("cut at a line", "cut mid-row", "number edited", "swapped, same mtime")
 SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
         "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+# tune mode: one GEMM (each tuning job is a GA run)
+TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
 MODES = {
     # a baseline (keep_thr > 0) and two search chunks, so every search-side file exists
     "search": {"keep_thr": 0.001, "search_chunk_size": 2},
     "tune": {"mode": "tune", "keep_thr": 0.001, "n_slots": 2},
 }
-# not intermediate: what the run reports about itself, and the logs
-SKIPPED = re.compile(r"^(logs/|run_state\.json$|geko_config\.yaml$)")
+SIZES_OF = {"search": SIZES, "tune": TUNE_SIZES}
+# not intermediate: what the run reports about itself (run state, logs, the report's figures
+# and tables, which nothing reads back)
+SKIPPED = re.compile(r"^(logs/|report/|run_state\.json$|geko_config\.yaml$)")
 
 
 def intermediate_files(workdir: Path) -> list[str]:
@@ -116,7 +121,7 @@ def references(tmp_path_factory):
     def reference(mode):
         if mode not in made:
             root = tmp_path_factory.mktemp(f"reference_{mode}")
-            (root / "sizes.yaml").write_text(SIZES)
+            (root / "sizes.yaml").write_text(SIZES_OF[mode])
             c = Campaign(root, workload_log="", workload_list=str(root / "sizes.yaml"),
                          **MODES[mode])
             c.snakemake("final_libs")
@@ -126,16 +131,20 @@ def references(tmp_path_factory):
 
 
 def all_cases(reference_files: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+    """(mode, file, fault), fault by fault and the modes interleaved, so that any prefix of
+    the list (a run cut short, a shard) covers every kind of file."""
     every = os.environ.get("GEKO_FAULT_FILES") == "all"
-    cases = []
+    per_mode = {}
     for mode, files in reference_files.items():
-        seen = set()
+        seen, picked = set(), []
         for rel in files:
-            if not every and kind_of(rel) in seen:
-                continue
+            if every or kind_of(rel) not in seen:
+                picked.append(rel)
             seen.add(kind_of(rel))
-            cases += [(mode, rel, fault) for fault in FAULTS]
-    return cases
+        per_mode[mode] = picked
+    longest = max(len(files) for files in per_mode.values())
+    return [(mode, per_mode[mode][i], fault) for fault in FAULTS for i in range(longest)
+            for mode in per_mode if i < len(per_mode[mode])]
 
 
 def chosen(cases: list) -> list:
@@ -150,7 +159,8 @@ def chosen(cases: list) -> list:
 
 
 def run_case(reference, tmp_path, mode: str, rel: str, fault: str) -> str:
-    """Damage ``rel`` in a copy of the reference campaign, rerun, classify the outcome."""
+    """Damage ``rel`` in a copy of the reference campaign, rerun, classify the outcome:
+    recomputed, refused, not applicable, or WRONG (with what the run said)."""
     from .conftest import Campaign
 
     ref, expected = reference(mode)
@@ -164,20 +174,29 @@ def run_case(reference, tmp_path, mode: str, rel: str, fault: str) -> str:
     proc = c.snakemake("final_libs", check=False)
     said = proc.stdout + proc.stderr
     if proc.returncode == 0:
-        assert final_lib_texts(c) == expected, (
-            f"{mode}: {rel} {fault}: exit 0 with a different final_libs\n{said[-3000:]}")
-        return "recomputed"
-    assert rel in said or Path(rel).name in said, (
-        f"{mode}: {rel} {fault}: failed without naming the file\n{said[-3000:]}")
-    return "refused"
+        if final_lib_texts(c) == expected:
+            return "recomputed"
+        return f"WRONG: exit 0 with a different final_libs\n{said[-3000:]}"
+    errors = [line for line in said.splitlines() if "error" in line.lower()]
+    if any(rel in line or Path(rel).name in line for line in errors):
+        return "refused"
+    return f"WRONG: failed without naming the file\n{said[-3000:]}"
 
 
 def test_damaged_intermediates_are_recomputed_or_refused(references, tmp_path):
     files = {mode: intermediate_files(references(mode)[0].workdir) for mode in MODES}
     assert any(f.startswith("search/data/") for f in files["search"])
     assert any(f.startswith("optimizations/build_") for f in files["tune"])
-    outcomes = Counter()
+    outcomes, wrong = Counter(), []
+    record = os.environ.get("GEKO_FAULT_LOG")  # one line per case, for bench/RESULTS-style counts
     for mode, rel, fault in chosen(all_cases(files)):
-        outcomes[run_case(references, tmp_path, mode, rel, fault)] += 1
+        outcome = run_case(references, tmp_path, mode, rel, fault)
+        outcomes[outcome.split(":")[0]] += 1
+        if outcome.startswith("WRONG"):
+            wrong.append(f"{mode}: {rel}, {fault}: {outcome}")
+        if record:
+            with open(record, "a") as handle:
+                handle.write(f"{mode}\t{rel}\t{fault}\t{outcome.splitlines()[0]}\n")
     print(f"fault matrix: {dict(outcomes)}")
+    assert not wrong, "\n\n".join(wrong)
     assert outcomes["recomputed"] + outcomes["refused"] > 0

@@ -225,3 +225,24 @@ def test_a_live_campaign_refuses_and_keeps_its_lock(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_an_edited_companion_of_a_finished_job_is_refused_not_recomputed(tmp_path):
+    manifest, config = tmp_path / "tuning_configs.txt", tmp_path / "BBS_TN_0.yaml"
+    manifest.write_text("BBS_TN_0\n")
+    config.write_text("a: 1\n")
+    integrity.stamp(manifest, PROVENANCE, {})
+    integrity.stamp(config, PROVENANCE, {}, companion_of="tuning_configs.txt")
+    config.write_text("a: 2\n")  # a person's edit after --until configure
+    patterns = [("tuning_configs.txt", re.compile(r"tuning_configs\.txt$"))]
+    with pytest.raises(integrity.IntegrityError, match="delete its .stamp.json to use your"):
+        campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE, "tune")
+    assert config.read_text() == "a: 2\n" and manifest.exists()
+    integrity.sidecar(config).unlink()  # accepted as the person's own
+    assert campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE,
+                                                       "tune") == []
+    manifest.unlink()  # the job that wrote it did not finish: written again, not refused
+    integrity.stamp(config, PROVENANCE, {}, companion_of="tuning_configs.txt")
+    config.write_text("a: 3\n")
+    removed = campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE, "tune")
+    assert [str(p) for p, _ in removed] == ["BBS_TN_0.yaml"]
