@@ -123,9 +123,19 @@ def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
         expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
         integrity.stamp(name, expected, inputs, rule=rule)
     file_outputs = [name for name in outputs if Path(name).is_file()]
+    _drop_orphaned_stamps(file_outputs)
     for path in _written_beside(file_outputs, before):
         expected = integrity.expected_provenance(campaign, smk.config["mode"], path)
         integrity.stamp(path, expected, inputs, rule=rule, companion_of=file_outputs[0])
+
+
+def _drop_orphaned_stamps(file_outputs: list[str]) -> None:
+    """Sidecars beside the outputs whose file is gone (a checkpoint removed a tuning YAML it
+    no longer writes): a stamp of nothing would make the next run recompute its owner."""
+    for parent in {Path(name).parent for name in file_outputs}:
+        for side in parent.glob("*" + integrity.STAMP_SUFFIX):
+            if not side.with_name(side.name[:-len(integrity.STAMP_SUFFIX)]).exists():
+                side.unlink(missing_ok=True)
 
 
 def _stamped_by_another_job(path: Path, owner: str) -> bool:
