@@ -381,12 +381,14 @@ def validate(config: dict) -> None:
     """The config against the schema, each problem named by the flag that set it."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema())
-    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.path)):
-        key = ".".join(str(p) for p in error.path)
-        name = flag_name(key)
-        where = f"{name} (config key {key})" if name != key else f"config key {key or '(top)'}"
-        raise UsageError(f"{where}: {error.message}")
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema()).iter_errors(config))
+    if error is None:
+        return
+    key = ".".join(str(p) for p in error.path)
+    name = flag_name(key)
+    where = f"{name} (config key {key})" if name != key else f"config key {key or '(top)'}"
+    raise UsageError(f"{where}: {error.message}")
 
 
 def check_rocm(config: dict) -> None:
