@@ -6,23 +6,14 @@ import subprocess
 
 import pytest
 
-from .test_tune_workflow import SIZES
+from geko_lib import campaign_progress
+
+from .test_tune_workflow import tune  # noqa: F401 (the tune-mode campaign fixture)
 from .test_workflow import jobs_run
 
 pytestmark = pytest.mark.slow
 
 FLAKY = "BBS_TN_M6144_N16_B1_K4096"  # the GEMM of BBS_TN_0
-
-
-@pytest.fixture
-def tune(campaign, tmp_path):
-    (tmp_path / "sizes.yaml").write_text(SIZES)
-
-    def make(**config):
-        settings = {"mode": "tune", "keep_thr": 0.0, "workload_log": "",
-                    "workload_list": str(tmp_path / "sizes.yaml"), "n_slots": 2}
-        return campaign(**(settings | config))
-    return make
 
 
 def test_sh_beside_the_yaml_runs_that_one_job_by_hand(tune):
@@ -65,10 +56,13 @@ def test_no_retry_skips_the_failed_job_and_finishes(tune):
     assert "BBS_TN_0 skipped: failed 1 attempt(s)" in \
         c.path("logs", "optimize", "BBS_TN_0.log").read_text()
     assert c.path("final_libs").is_dir()
+    # the campaign bar's counts: 2 tuned, 1 skipped
+    assert campaign_progress.tune_counts(c.workdir) == campaign_progress.Counts(3, 2, 1)
     # a plain rerun tries it again (it failed one run, retire_after is 3) and now it works
     again = c.snakemake("final_libs")
     assert jobs_run(again).get("optimize") == 1
     assert not c.path("optimizations", "failed_jobs.log").exists()
+    assert campaign_progress.tune_counts(c.workdir) == campaign_progress.Counts(3, 3, 0)
 
 
 def test_list_grid_follows_the_campaigns_arch(campaign, tmp_path):
