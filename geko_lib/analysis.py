@@ -9,6 +9,7 @@ ratio's numerator.
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -16,6 +17,8 @@ import pandas as pd
 
 from .gemm import BY_NAME, GEMM_FIELDS
 from .summary import PCT, normalized
+
+log = logging.getLogger("geko")
 
 FAILED_ERROR = 1e6
 UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "device",
@@ -303,6 +306,7 @@ def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
         "median_pct_roofline_reference": float(table["pct_roofline_reference"].median()),
         "median_pct_roofline_tuned": float(table["pct_roofline_tuned"].median()),
     }
+    section["flaws"] = roofline_flaws(table)
     gemms = []
     for i, row in zip(table.index, table.to_dict("records")):
         gemms.append({
@@ -317,6 +321,25 @@ def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
         })
     section["gemms"] = gemms
     return _finite(section)
+
+
+def roofline_flaws(table: pd.DataFrame) -> list[dict]:
+    """GEMMs timed faster than their roofline allows: the ceilings are then no upper bound on
+    this device (a datasheet or measured peak below what the kernels reach) and every % of
+    roofline above 100 is a flaw of the ceilings, reported, never hidden."""
+    flaws = []
+    for row in table.to_dict("records"):
+        for side in ("reference", "tuned"):
+            pct = row[f"pct_roofline_{side}"]
+            if np.isfinite(pct) and pct > 100.0:
+                flaws.append({"gemm": row["gemm"], "side": side, "pct_roofline": float(pct),
+                              "tflops": float(row[f"tflops_{side}"]),
+                              "roofline_tflops": float(row["roofline_tflops"])})
+    if flaws:
+        log.warning("%d timing(s) above 100%% of the roofline: the ceilings (%s) are below what "
+                    "the kernels reach; see metrics.json roofline.flaws", len(flaws),
+                    "config cuda.ceilings / the platform's datasheet figures")
+    return flaws
 
 
 def _categories(raw: pd.DataFrame, weights: pd.Series | None) -> dict:

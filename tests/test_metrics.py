@@ -200,6 +200,20 @@ def test_roofline_per_gemm():
     assert c["pct_roofline_reference"] == pytest.approx(50.0)
 
 
+def test_timings_above_the_roofline_are_reported_as_flaws(caplog):
+    # A tuned at 125 TFLOP/s against a 100 TFLOP/s peak: the ceilings are no bound there
+    cases = [(A, A_REF_US, A_TUNED_US * 80.0 / 125.0), (C, C_US, C_US)]
+    with caplog.at_level("WARNING", logger="geko"):
+        roof = analysis.metrics(compare(cases), 1.03, 0.03, PLATFORM,
+                                ceilings=CEILINGS)["roofline"]
+    assert roof["flaws"] == [{"gemm": "BBS_TN_M1024_N1024_B1_K1024", "side": "tuned",
+                              "pct_roofline": pytest.approx(125.0),
+                              "tflops": pytest.approx(125.0), "roofline_tflops": 100.0}]
+    assert "above 100% of the roofline" in caplog.text
+    assert analysis.metrics(roof_raw(), 1.03, 0.03, PLATFORM,
+                            ceilings=CEILINGS)["roofline"]["flaws"] == []
+
+
 def test_roofline_time_weighted():
     roof = analysis.metrics(roof_raw(), 1.03, 0.03, PLATFORM, ceilings=CEILINGS)["roofline"]
     b_ref, b_tuned = 100.0 / B_ROOF, 80.0 / B_ROOF
