@@ -37,7 +37,7 @@ from typing import Callable
 
 import yaml
 
-from . import campaign_progress, campaign_start, files, terminal, workload
+from . import campaign_progress, campaign_start, files, log_setup, terminal, workload
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -565,7 +565,7 @@ def main(argv=None) -> int:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=LEVELS[config["verbosity"]],
-                        format="GEKO:%(levelname)s %(message)s")
+                        handlers=[log_setup.attach(logging.StreamHandler(sys.stderr))])
     terminal.say(terminal.platform_notice(config))  # the first line: is this a model?
     workdir = Path(config["workdir"])
     try:  # before anything in the workdir changes (geko_lib.campaign_start)

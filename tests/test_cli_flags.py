@@ -220,4 +220,4 @@ def test_verbosity_reaches_the_job_logs(tmp_path, verbosity, present, absent):
         assert text in logs
     for text in absent:
         assert text not in logs
-    assert ("GEKO:INFO running:" in proc.stderr) == (verbosity != "0")  # the driver too
+    assert ("GEKO:INFO [cli:main] running:" in proc.stderr) == (verbosity != "0")  # the driver
