@@ -158,6 +158,15 @@ def chosen(cases: list) -> list:
     return cases
 
 
+def names_in_an_error(said: str, rel: str) -> bool:
+    """The output names ``rel`` in an error: a line saying error, or the message under one
+    (Snakemake prints ``<Type>Error in file ...:`` above the message)."""
+    lines = said.splitlines()
+    return any((rel in line or Path(rel).name in line) and
+               ("error" in line.lower() or (i and "error" in lines[i - 1].lower()))
+               for i, line in enumerate(lines))
+
+
 def run_case(reference, tmp_path, mode: str, rel: str, fault: str) -> str:
     """Damage ``rel`` in a copy of the reference campaign, rerun, classify the outcome:
     recomputed, refused, not applicable, or WRONG (with what the run said)."""
@@ -177,8 +186,7 @@ def run_case(reference, tmp_path, mode: str, rel: str, fault: str) -> str:
         if final_lib_texts(c) == expected:
             return "recomputed"
         return f"WRONG: exit 0 with a different final_libs\n{said[-3000:]}"
-    errors = [line for line in said.splitlines() if "error" in line.lower()]
-    if any(rel in line or Path(rel).name in line for line in errors):
+    if names_in_an_error(said, rel):
         return "refused"
     return f"WRONG: failed without naming the file\n{said[-3000:]}"
 
