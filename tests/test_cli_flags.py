@@ -221,3 +221,13 @@ def test_verbosity_reaches_the_job_logs(tmp_path, verbosity, present, absent):
     for text in absent:
         assert text not in logs
     assert ("GEKO:INFO [cli:main] running:" in proc.stderr) == (verbosity != "0")  # the driver
+
+
+@pytest.mark.slow
+def test_snakemake_takes_the_same_keys(campaign):
+    """What `geko -v 0` sets, a snakemake run sets by the same key (verbosity)."""
+    c = campaign(verbosity=0, keep_thr=0.0)
+    c.snakemake("bench")
+    logs = "".join(p.read_text() for p in c.path("logs").rglob("*.log"))
+    assert c.path("baseline", "workload.csv").is_file()
+    assert "GEKO:INFO" not in logs
