@@ -166,7 +166,9 @@ def _configure_summary(workdir: Path) -> None:
     yamls = tuning_yamls(workdir)
     say(f"{len(yamls)} tuning YAML(s) written for review:")
     for path in yamls:
-        print(f"  {path}", flush=True)
+        script = path.with_suffix(Path(layout.TUNING_SCRIPT).suffix)
+        print(f"  {path}" + (f"  (run alone: {script.name})" if script.is_file() else ""),
+              flush=True)
     say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
         "[--up_thr X] [--err_thr X] [--no_retry]")
 
@@ -183,6 +185,11 @@ def _final_summary(workdir: Path, config: dict) -> None:
         kind = "remapped" if config["mode"] == "search" else "optimized"  # the original's
         say(f"Final {kind} library available in: '{final}' "
             f"({len(list(final.glob('*.yaml')))} library file(s))")
+    failed = layout.Layout(workdir).failed_jobs(config["mode"])
+    if failed:
+        log_name = layout.TUNING_FAILED if config["mode"] == "tune" else layout.SEARCH_FAILED
+        say(f"{len(failed)} failed and skipped (the rest finished): {', '.join(failed[:5])}"
+            f"{' ...' if len(failed) > 5 else ''}; see {workdir / log_name}")
     say(f"outputs in {workdir}:")
     for line in _outputs(workdir, benchmark_log_outputs(config) + RUN_OUTPUTS):
         print(line, flush=True)

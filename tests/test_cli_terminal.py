@@ -153,3 +153,15 @@ def test_a_continuation_without_a_campaign_is_refused(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "nothing/geko_config.yaml does not exist" in proc.stderr
+
+
+def test_a_failed_gemm_is_named_at_the_end(tmp_path):
+    crash = "BBS_TN_M3000_N7_B1_K5000"  # the sim platform's injected failure, for one GEMM
+    proc = ok(geko("--search", "--workload-log", str(WORKLOADS / "mixed_types.yaml"),
+                   "--keep_thr", "0", "--workdir", "run", "--",
+                   "--config", f"sim={{crash_on: [{crash}]}}", cwd=tmp_path))
+    failed_log = tmp_path / "run" / "search" / "failed_jobs.log"
+    assert crash in failed_log.read_text()
+    assert f"geko: 1 failed and skipped (the rest finished): {crash}; see {failed_log}" in \
+        proc.stdout
+    assert "Final remapped library available in:" in proc.stdout
