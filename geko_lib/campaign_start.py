@@ -79,6 +79,7 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
     found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
         campaign, mode, rel))
     refuse_edited_companions(workdir, found)
+    found = found + _what_follows(workdir, outputs, found)
     removed = _orphaned_companions(workdir, outputs, report or log.warning)
     for rel, reason in found:
         # an output inside another removed one goes with it
@@ -94,6 +95,42 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
             integrity.remove_output(workdir / owner)
             removed.append((Path(owner), f"{rel} was written beside it"))
     return removed
+
+
+def _what_follows(workdir: Path, outputs: list[str],
+                  found: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """The outputs that go with the removed ones: those made by the same job (Snakemake reruns
+    a job for any missing output and rewrites them all) and those made from them, transitively.
+    Snakemake would recompute them anyway (their inputs become newer); removed first, the DAG
+    is built as on a fresh run, with no checkpoint that looks done while its inputs are due."""
+    records = {}
+    for rel in outputs:
+        try:
+            stamp = integrity.find_stamp(workdir / rel, workdir)
+        except integrity.IntegrityError:
+            stamp = None
+        if stamp is not None and stamp.where.parent != workdir / rel and \
+                stamp.where.name == integrity.MANIFEST and (workdir / rel).is_file():
+            continue  # a file inside a directory output goes with its directory
+        records[Path(rel)] = stamp.record if stamp else {}
+    gone = {rel for rel, _ in found}
+    added, changed = [], True
+    while changed:
+        changed = False
+        for rel, record in records.items():
+            if rel in gone:
+                continue
+            inputs = list(record.get("inputs") or {})
+            made_from = [name for name in inputs
+                         if any(name == str(g) or name.startswith(f"{g}/") for g in gone)]
+            sibling = next((g for g in gone if str(g) in (record.get("outputs") or ())), None)
+            if made_from or sibling:
+                why = (f"made from {made_from[0]}, which is recomputed" if made_from
+                       else f"written with {sibling}, which is recomputed")
+                gone.add(rel)
+                added.append((rel, why))
+                changed = True
+    return added
 
 
 def refuse_edited_companions(workdir: Path, found: list[tuple[Path, str]]) -> None:

@@ -116,7 +116,7 @@ def expected_provenance(campaign: dict, mode: str, relpath) -> dict:
 
 
 def stamp(path, provenance: dict, inputs: dict[str, str], rule: str | None = None,
-          companion_of: str | None = None) -> Path:
+          companion_of: str | None = None, outputs: list[str] | None = None) -> Path:
     """Write the stamp of a finished output (a file's sidecar, a directory's manifest).
     ``companion_of`` names the declared output a file was written beside (a checkpoint's
     tuning YAMLs beside its manifest): a damaged companion is recomputed with that output."""
@@ -125,6 +125,8 @@ def stamp(path, provenance: dict, inputs: dict[str, str], rule: str | None = Non
               "inputs": dict(sorted(inputs.items()))}
     if companion_of:
         record["companion_of"] = companion_of
+    if outputs:
+        record["outputs"] = sorted(outputs)  # what the same job wrote: recomputed together
     # the provenance keys at the top level too, as provenance.json always had them
     record.update({k: provenance.get(k) for k in ("platform", "arch", "library_version")})
     if path.is_dir():

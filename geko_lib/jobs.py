@@ -121,7 +121,7 @@ def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
     outputs = [name for name in _paths(smk.output) if Path(name).exists()]
     for name in outputs:
         expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
-        integrity.stamp(name, expected, inputs, rule=rule)
+        integrity.stamp(name, expected, inputs, rule=rule, outputs=outputs)
     file_outputs = [name for name in outputs if Path(name).is_file()]
     _drop_orphaned_stamps(file_outputs)
     for path in _written_beside(file_outputs, before):

@@ -246,3 +246,19 @@ def test_an_edited_companion_of_a_finished_job_is_refused_not_recomputed(tmp_pat
     config.write_text("a: 3\n")
     removed = campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE, "tune")
     assert [str(p) for p, _ in removed] == ["BBS_TN_0.yaml"]
+
+
+def test_outputs_of_the_same_job_go_together(tmp_path):
+    summary, gemms, other = (tmp_path / n for n in ("summary.csv", "gemms.csv", "other.csv"))
+    for path in (summary, gemms, other):
+        path.write_text("x\n1\n")
+    both = ["gemms.csv", "summary.csv"]
+    integrity.stamp(summary, PROVENANCE, {}, rule="summarize", outputs=both)
+    integrity.stamp(gemms, PROVENANCE, {}, rule="summarize", outputs=both)
+    integrity.stamp(other, PROVENANCE, {}, rule="summarize", outputs=["other.csv"])
+    summary.write_text("x\n")
+    patterns = [("{name}.csv", re.compile(r"(?P<name>.+)\.csv$"))]
+    removed = campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE,
+                                                          "search", report=lambda line: None)
+    assert sorted(str(p) for p, _ in removed) == ["gemms.csv", "summary.csv"]
+    assert other.exists()
