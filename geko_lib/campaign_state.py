@@ -25,7 +25,6 @@ from .integrity import file_sha256
 from .schemas import RunState
 
 FILE = RunState.FILE
-DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 # config keys whose values shape measured results (a change makes every result another campaign's)
 RESULT_OPTIONS = ("bench_duration", "search_duration", "compare_duration", "rotating_mb",
@@ -46,21 +45,11 @@ class CampaignMismatch(GekoError):
 # --- the identity --------------------------------------------------------------------------------
 
 def with_defaults(config: dict) -> dict:
-    """``config`` over config/config.yaml, merged as Snakemake merges config files (nested
+    """``config`` over the schema's defaults, merged as Snakemake merges config files (nested
     mappings key by key), so the ``geko`` command and the workflow see the same values."""
-    try:
-        base = yaml.safe_load(DEFAULTS_FILE.read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        base = {}
+    from .config_schema import merged, schema_defaults
 
-    def merge(into: dict, over: dict) -> dict:
-        out = dict(into)
-        for key, value in over.items():
-            out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(
-                out.get(key), dict) else value
-        return out
-
-    return merge(base, config)
+    return merged(schema_defaults(), config)
 
 
 def _list_named_file(path: Path) -> Path | None:

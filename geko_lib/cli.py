@@ -23,9 +23,7 @@ Anything after ``--`` goes to snakemake unchanged (paths there are relative to t
 from __future__ import annotations
 
 import argparse
-import copy
 import datetime as dt
-import functools
 import json
 import logging
 import os
@@ -37,13 +35,14 @@ from typing import Callable
 
 import yaml
 
-from . import campaign_progress, campaign_start, files, log_setup, terminal, workload
+from . import campaign_progress, campaign_start, files, log_setup, terminal, utils, workload
+from .config_schema import (default, get_key, merged, schema, schema_defaults,  # noqa: F401
+                            schema_entry, set_key)
 from .errors import GekoError
 from .gemm import GemmError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO_ROOT / "workflow" / "Snakefile"
-SCHEMA = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 CONFIG_NAME = "geko_config.yaml"
 HIPBLASLT_ENV = "GEKO_HIPBLASLT_PATH"
 MODES = ("search", "tune", "bench")
@@ -56,81 +55,13 @@ class UsageError(GekoError):
     """A command line geko refuses before anything runs."""
 
 
-# --- the config schema: the one place defaults live -----------------------------------------
-
-@functools.cache
-def schema() -> dict:
-    return yaml.safe_load(SCHEMA.read_text())
-
-
-def schema_entry(key: str) -> dict:
-    """The schema of config key ``key`` (``rocm.bench_freq``: key bench_freq of section rocm)."""
-    entry = schema()
-    for part in key.split("."):
-        entry = entry["properties"][part]
-    return entry
-
-
-def default(key: str, mode: str | None = None, platform: str | None = None):
-    """The schema default of ``key``; ``geko_default_by_mode`` / ``geko_default_by_platform``
-    annotations in the schema give the original's per-mode / per-platform defaults."""
-    entry = schema_entry(key)
-    by_mode = entry.get("geko_default_by_mode", {})
-    by_platform = entry.get("geko_default_by_platform", {})
-    if mode in by_mode:
-        return by_mode[mode]
-    if platform in by_platform:
-        return by_platform[platform]
-    return entry.get("default")
-
-
-def schema_defaults(properties: dict | None = None) -> dict:
-    """Every key's default, sections (objects with properties) filled key by key."""
-    out = {}
-    for key, entry in (properties or schema()["properties"]).items():
-        if "properties" in entry and entry.get("type") == "object":
-            out[key] = schema_defaults(entry["properties"])
-        elif "default" in entry:
-            out[key] = copy.deepcopy(entry["default"])
-    return out
-
-
-def set_key(config: dict, key: str, value) -> None:
-    *sections, name = key.split(".")
-    for section in sections:
-        config = config.setdefault(section, {})
-    config[name] = value
-
-
-def get_key(config: dict, key: str, missing=None):
-    for part in key.split("."):
-        if not isinstance(config, dict) or part not in config:
-            return missing
-        config = config[part]
-    return config
-
-
-def merged(base: dict, override: dict) -> dict:
-    """``base`` with ``override``'s keys set, sections merged key by key (as snakemake does)."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merged(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 # --- flags: each sets one config key ---------------------------------------------------------
 
 def parse_devices(text: str) -> list[int]:
     try:
-        devices = [int(part) for part in text.split(",") if part.strip() != ""]
-    except ValueError:
-        raise UsageError(f"--devices: expected comma-separated integers, got {text!r}") from None
-    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
-        raise UsageError(f"--devices: expected distinct non-negative ids, got {text!r}")
-    return devices
+        return utils.parse_devices(text)
+    except GekoError as exc:
+        raise UsageError(f"--devices: {exc}") from None
 
 
 def absolute(text: str) -> str:

@@ -51,7 +51,7 @@ class StatusError(GekoError, ValueError):
 
 def _defaults() -> dict:
     """Every key's default, from the config schema (the one place defaults live)."""
-    from .cli import schema_defaults
+    from .config_schema import schema_defaults
 
     return schema_defaults()
 

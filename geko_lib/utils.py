@@ -38,6 +38,10 @@ def build_tensilelite_client(hipblaslt_path, build_dir="build_tmp", arch: str = 
 
 def parse_devices(text: str) -> list[int]:
     """``"0,1,2"`` -> ``[0, 1, 2]``: distinct non-negative device ids."""
-    from .cli import parse_devices as parse
-
-    return parse(text)
+    try:
+        devices = [int(part) for part in str(text).split(",") if part.strip() != ""]
+    except ValueError:
+        raise GekoError(f"expected comma-separated integers, got {text!r}") from None
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise GekoError(f"expected distinct non-negative ids, got {text!r}")
+    return devices

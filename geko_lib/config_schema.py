@@ -1,0 +1,78 @@
+"""The config schema (workflow/schemas/config.schema.yaml): the one place config defaults live.
+
+The ``geko`` command, ``geko status`` and the campaign identity read every default, help text and
+choice from it; the workflow validates against it (Snakemake fills the same defaults).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import yaml
+
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+@functools.cache
+def schema() -> dict:
+    return yaml.safe_load(SCHEMA.read_text())
+
+
+def schema_entry(key: str) -> dict:
+    """The schema of config key ``key`` (``rocm.bench_freq``: key bench_freq of section rocm)."""
+    entry = schema()
+    for part in key.split("."):
+        entry = entry["properties"][part]
+    return entry
+
+
+def default(key: str, mode: str | None = None, platform: str | None = None):
+    """The schema default of ``key``; ``geko_default_by_mode`` / ``geko_default_by_platform``
+    annotations in the schema give the original's per-mode / per-platform defaults."""
+    entry = schema_entry(key)
+    by_mode = entry.get("geko_default_by_mode", {})
+    by_platform = entry.get("geko_default_by_platform", {})
+    if mode in by_mode:
+        return by_mode[mode]
+    if platform in by_platform:
+        return by_platform[platform]
+    return entry.get("default")
+
+
+def schema_defaults(properties: dict | None = None) -> dict:
+    """Every key's default, sections (objects with properties) filled key by key."""
+    out = {}
+    for key, entry in (properties or schema()["properties"]).items():
+        if "properties" in entry and entry.get("type") == "object":
+            out[key] = schema_defaults(entry["properties"])
+        elif "default" in entry:
+            out[key] = copy.deepcopy(entry["default"])
+    return out
+
+
+def set_key(config: dict, key: str, value) -> None:
+    *sections, name = key.split(".")
+    for section in sections:
+        config = config.setdefault(section, {})
+    config[name] = value
+
+
+def get_key(config: dict, key: str, missing=None):
+    for part in key.split("."):
+        if not isinstance(config, dict) or part not in config:
+            return missing
+        config = config[part]
+    return config
+
+
+def merged(base: dict, override: dict) -> dict:
+    """``base`` with ``override``'s keys set, sections merged key by key (as snakemake does)."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
