@@ -11,11 +11,12 @@ In the workflow:
   the GA from its checkpoint); after the last failure it ends as *skipped*: an empty
   ``3_LibraryLogic`` and its name in ``optimizations/failed_jobs.log``.
 - ``retry: false`` (``geko --no_retry``) turns both retries off: the first failure is final.
-- **later runs**: a plain rerun tries a job whose last run failed again, up to ``retire_after``
-  failed runs; after that the job is *retired* and reruns leave it alone (delete its output, or
-  ``--forcerun`` it, to try again). Failed runs are counted per job in ``<phase>/.failed_runs.json``;
-  the rule's ``params`` carry :func:`rerun_token`, which changes after a failed run until the job
-  is retired, so Snakemake's params trigger reruns exactly those jobs.
+- **later runs**: a plain rerun tries a job whose last run failed again (a search chunk is
+  searched whole again), up to ``retire_after`` failed runs; after that the job is *retired* and
+  reruns leave it alone (delete its output, or ``--forcerun`` it, to try again). Failed runs are
+  counted per job in ``<phase>/.failed_runs.json``; the rule's ``params`` carry
+  :func:`rerun_token`, which changes after a failed run until the job is retired, so
+  Snakemake's params trigger reruns exactly those jobs.
 """
 
 from __future__ import annotations
