@@ -14,7 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import GekoError
-from .status import snakemake_locks, snakemake_processes
+try:  # Snakemake's own records (moving from status to their own module)
+    from .snakemake_records import incomplete_outputs, snakemake_locks, snakemake_processes
+except ImportError:
+    from .status import incomplete_outputs, snakemake_locks, snakemake_processes
 
 
 class CampaignRunning(GekoError):

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from . import campaign_lock, campaign_state, integrity, layout
-from .status import snakemake_locks
+from .campaign_lock import snakemake_locks
 
 log = logging.getLogger("geko")
 
