@@ -14,10 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import GekoError
-try:  # Snakemake's own records (moving from status to their own module)
-    from .snakemake_records import incomplete_outputs, snakemake_locks, snakemake_processes
-except ImportError:
-    from .status import incomplete_outputs, snakemake_locks, snakemake_processes
+from .snakemake_records import incomplete_outputs, snakemake_locks, snakemake_processes
 
 
 class CampaignRunning(GekoError):
