@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import GekoError
-from .snakemake_records import incomplete_outputs, snakemake_locks, snakemake_processes
+from .snakemake_records import snakemake_locks, snakemake_processes
 
 
 class CampaignRunning(GekoError):

@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import campaign_lock, campaign_state, devices, integrity, log_setup, platforms, progress
+from . import campaign_state, devices, integrity, log_setup, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
+from .snakemake_records import incomplete_outputs
 
 log = logging.getLogger("geko")
 
@@ -161,7 +162,7 @@ def _written_beside(file_outputs: list[str], before: dict[Path, int]) -> list[Pa
     declared = {Path(name).resolve() for name in file_outputs}
     # outputs of jobs still running beside this one (Snakemake marks them incomplete until
     # they finish, after their own stamp) are theirs to stamp
-    declared |= {Path(name).resolve() for name in campaign_lock.incomplete_outputs(Path.cwd())}
+    declared |= {Path(name).resolve() for name in incomplete_outputs(Path.cwd())}
     found = []
     for parent in {Path(name).parent for name in file_outputs}:
         for path in sorted(parent.iterdir()):
