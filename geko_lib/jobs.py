@@ -100,6 +100,13 @@ def check_inputs(smk) -> dict:
     return campaign
 
 
+# rules whose files written beside their output are read by later jobs (the configure
+# checkpoint's tuning YAMLs and scripts beside its manifest): those are stamped as companions.
+# Other jobs' side files (a platform's tool rows and logs) are read by nobody, and parallel
+# jobs write them into one directory, where one job would stamp another's half-written file.
+COMPANION_RULES = ("configure",)
+
+
 def _beside_outputs(smk) -> dict[Path, int]:
     """The files beside the job's file outputs, with their mtimes, before the job runs."""
     found = {}
@@ -125,6 +132,8 @@ def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
         integrity.stamp(name, expected, inputs, rule=rule, outputs=outputs)
     file_outputs = [name for name in outputs if Path(name).is_file()]
     _drop_orphaned_stamps(file_outputs)
+    if rule not in COMPANION_RULES:
+        return
     for path in _written_beside(file_outputs, before):
         expected = integrity.expected_provenance(campaign, smk.config["mode"], path)
         integrity.stamp(path, expected, inputs, rule=rule, companion_of=file_outputs[0])

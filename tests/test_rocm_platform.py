@@ -160,7 +160,9 @@ def test_extract_create_bench_verify_reference(platform, tmp_path):
     assert path.name == "gfx950_Cijk_Ailk_Bljk_BBS_BH_UserArgs.yaml"
     library = platform.create_library(tmp_path / "libs", tmp_path / "tensile")
     tuned = platform.bench(PROBLEMS, tmp_path / "b", 0, library=library)
-    assert calls(platform)[-1]["libpath"] == str((tmp_path / "tensile" / "library").resolve())
+    # TensileCreateLibrary keeps the files per architecture: the variable names that directory
+    assert calls(platform)[-1]["libpath"] == str(
+        (tmp_path / "tensile" / "library" / "gfx950").resolve())
     reference = {int(i): platform.reference_solution(p, int(i))["SolutionNameMin"]
                  for p, i in zip(PROBLEMS, winners["solution_index"])}
     assert list(tuned["kernel"].str[:60]) == [reference[int(i)][:60]
