@@ -21,16 +21,15 @@ from .conftest import FIXTURES
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "workloads"
 MALFORMED = DATA / "malformed"
-SHARED = FIXTURES  # the recorded fixtures once read from ../shared, now in the project
-LOGS = SHARED / "hipblaslt_logs"
+LOGS = FIXTURES / "hipblaslt_logs"
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"fixtures not found at {SHARED}")
+needs_shared = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"fixtures not found at {FIXTURES}")
 
 
 def _shared_files(pattern_dirs: list[tuple[str, str]]) -> list[Path]:
     out = []
     for sub, pattern in pattern_dirs:
-        out += sorted((SHARED / sub).glob(pattern))
+        out += sorted((FIXTURES / sub).glob(pattern))
     return out
 
 
@@ -99,7 +98,7 @@ def test_shared_mangled_pairs_fixture_parses_on_the_fast_path(monkeypatch):
 
 @needs_shared
 def test_shared_workloads_have_expected_dtypes():
-    df = workload.read(SHARED / "workloads" / "mixed_types.yaml")
+    df = workload.read(FIXTURES / "workloads" / "mixed_types.yaml")
     for col in ("M", "N", "K", "lda", "stride_a", "batch_count", "call_count", "scaleA", "rotating"):
         assert df[col].dtype == np.int64, col
     for col in ("alpha", "beta"):
@@ -184,7 +183,7 @@ def test_shared_loglevel4_trace_is_rejected():
 
 @needs_shared
 def test_shared_generator_config_list():
-    df = workload.read_list(SHARED / "geko_test_data" / "config.yaml")
+    df = workload.read_list(FIXTURES / "geko_test_data" / "config.yaml")
     assert len(df) == 16  # 17 sizes, [16, 16, 1, 128] twice
     assert (df.transA == "N").all() and (df.a_type == "bf16_r").all() and (df.compute_type == "c_f32_r").all()
     assert tuple(df.iloc[0][["M", "N", "batch_count", "K"]]) == (1, 163840, 1, 128)
@@ -598,7 +597,7 @@ def test_shared_mask32_docs_entry_keeps_solution_and_ignores_algo_method():
 def test_shared_bench_output_command_lines_read_as_workloads(tmp_path):
     """The command lines printed above real hipblaslt-bench outputs (./hipblaslt-bench ...,
     ./clients/staging/hipblaslt-bench --precision ...) are workload lines too."""
-    bench = SHARED / "hipblaslt_bench"
+    bench = FIXTURES / "hipblaslt_bench"
     first = (bench / "bench_docs_offline_tuning_winner_soulution_index.txt").read_text()
     readme = (bench / "bench_readme_2024_f32_verify_cpu_columns.txt").read_text()
     path = tmp_path / "commands.txt"
