@@ -520,6 +520,8 @@ DECODE_GPU_CASES = (
     + [(tg.TritonConfig("decode_mmaw", 32, 64, 64, 1, 2, 4, 3), problem(300, 40, 1000, ta, tb))
        for ta in "NT" for tb in "NT"]
     + [(tg.TritonConfig("decode_fma", 1, 8, 512, 1, 1, 4, 3), problem(4096, 1, 4096)),
+       (tg.TritonConfig("decode_fma", 1, 4, 512, 1, 1, 8, 1), problem(4096, 1, 4096)),
+       (tg.TritonConfig("decode_fma", 8, 2, 256, 1, 3, 4, 2), problem(301, 5, 1000, "N", "N")),
        (tg.TritonConfig("decode_fma", 8, 8, 256, 1, 4, 4, 3), problem(1280, 8, 8192)),
        (tg.TritonConfig("decode_mma", 16, 64, 256, 1, 4, 4, 3), LLAMA_DECODE),
        (tg.TritonConfig("decode_mmaw", 128, 128, 128, 1, 2, 8, 3), problem(4096, 128, 4096)),

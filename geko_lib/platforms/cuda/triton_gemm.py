@@ -264,7 +264,9 @@ def _decode_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> 
     if in_bytes == 1 and not fma:
         return f"fp8 inputs in {cfg.template} (only decode_fma takes fp8 here)"
     low_m, high_m = (1, 8) if fma else (16, 128)
-    low_n = 8 if fma else 16
+    # few weight rows per CUDA-core program: the one-token GEMV of the decode probe was
+    # fastest with 4 (shared/reference/h200_measurements.md, "Single-launch GEMV")
+    low_n = 2 if fma else 16
     for field, low, high in (("block_m", low_m, high_m), ("block_n", low_n, 256),
                              ("block_k", 32, 1024 if fma else 256)):
         reason = _pow2_in(cfg, field, low, high)

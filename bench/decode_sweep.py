@@ -1,0 +1,158 @@
+"""A grid sweep of the cuda decode kernel family on chosen decode GEMMs, beside cuBLASLt.
+
+    python bench/decode_sweep.py --workload W.yaml [--max-n 16] [--rows 4096,6144] [--k 4096]
+                                 [--out DIR]
+
+The GA of the tune mode samples a few dozen configs per GEMM; this sweep measures every config
+of a grid (decode_fma with 2..32 weight rows per program, decode_mma / decode_mmaw for 16
+tokens), to learn which shapes of kernel reach the memory floor and which the GA should be
+seeded with. Per GEMM, same method as bench_h200.py (timing.py: CUDA graph over rotating
+operands > 4x L2, median of replays):
+
+1. screen: every feasible, compiled config timed alone (5 replays);
+2. finalists: the best 6 configs, the cuBLASLt default, the best 2 of geko's dense search
+   (``search_one``) and an elementwise copy of the GEMM's bytes (the size-aware floor of
+   shared/reference/h200_measurements.md), all timed side by side (9 replays, interleaved);
+   every finalist is checked against the float32 reference.
+
+Writes ``decode_sweep.csv`` (every config: screen us, finalist us, error) and
+``decode_sweep_summary.csv`` (per GEMM: floor, default, search, best Triton, % of floor).
+"""
+import argparse
+import itertools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from geko_lib import summary, workload  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from geko_lib.platforms.cuda import timing, triton_gemm as tg  # noqa: E402
+from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
+
+FINALISTS = 6
+ERR_THR = 1e-2
+
+
+def grid(problem: GemmProblem) -> list[tg.TritonConfig]:
+    """The configs swept for one GEMM (infeasible ones are dropped by the caller)."""
+    tokens = tg._next_pow2(problem.n)
+    out = []
+    fma_m = min(8, tokens)
+    for bn, bk, split, warps, unroll in itertools.product(
+            (2, 4, 8, 16, 32), (256, 512, 1024), (1, 2, 4), (4, 8), (1, 2)):
+        out.append(tg.TritonConfig("decode_fma", fma_m, bn, bk, 1, split, warps, unroll))
+    if problem.n > 8:
+        mma_m = min(128, max(16, tokens))
+        for template, bn, bk, split, warps, stages in itertools.product(
+                ("decode_mma", "decode_mmaw"), (16, 32, 64, 128), (64, 128, 256),
+                (1, 2, 4, 8), (4,), (2, 3)):
+            out.append(tg.TritonConfig(template, mma_m, bn, bk, 1, split, warps, stages))
+    return [c for c in out if tg.infeasible_reason(c, problem) is None]
+
+
+def triton_solution(cfg: tg.TritonConfig) -> dict:
+    return {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
+
+
+def search_solutions(platform, problem, device, count=2) -> list[dict]:
+    rows = sorted(platform.search_one(problem, device), key=lambda r: r["us"])
+    return [json.loads(r["params"]) for r in rows[:count]]
+
+
+def copy_calls(problem: GemmProblem, device: int, sets: int):
+    """An elementwise copy moving the GEMM's bytes, over rotating buffers (the floor)."""
+    t = timing.torch()
+    half = max(1, timing.operand_bytes(problem) // 2)
+    pairs = [(t.empty(half // 2, dtype=t.bfloat16, device=device).normal_(),
+              t.empty(half // 2, dtype=t.bfloat16, device=device)) for _ in range(sets)]
+    return [(lambda s=s, d=d: d.copy_(s)) for s, d in pairs]
+
+
+def sweep_one(platform, problem, device, executor) -> tuple[list[dict], dict]:
+    configs = grid(problem)
+    started = time.time()
+    compiled = tg.compile_all(configs, problem, device, executor=executor)
+    configs = [c for c in configs if compiled.get(c) is None]
+    compile_s = time.time() - started
+    sets = platform._operands(problem, device, salt=11)
+    rows = []
+    for cfg in configs:
+        try:
+            us = timing.time_calls([tg.launcher(cfg, o) for o in sets], repeats=5).us
+        except Exception as err:  # a config that fails at launch loses, loudly
+            print(f"  {cfg.name}: {err}", file=sys.stderr)
+            us = math.inf
+        rows.append({"gemm": problem.name, "config": cfg.name, "template": cfg.template,
+                     "screen_us": us, "cfg": cfg})
+    rows.sort(key=lambda r: r["screen_us"])
+    finalists = [r for r in rows[:FINALISTS] if math.isfinite(r["screen_us"])]
+    default = platform.default_solution(problem, device)
+    searched = search_solutions(platform, problem, device)
+    variants = ([("triton", r["config"], platform.launchers(triton_solution(r["cfg"]), problem,
+                                                            sets, device)) for r in finalists]
+                + [("default", default["SolutionNameMin"],
+                    platform.launchers(default, problem, sets, device))]
+                + [("search", s["SolutionNameMin"], platform.launchers(s, problem, sets, device))
+                   for s in searched]
+                + [("copy", "copy", copy_calls(problem, device, len(sets)))])
+    timings = timing.time_side_by_side([calls for _, _, calls in variants], repeats=9)
+    best = {}
+    for (kind, name, calls), t in zip(variants, timings):
+        error = 0.0 if kind == "copy" else timing.checked_error(calls[0], sets[0])
+        for r in rows:
+            if r["config"] == name:
+                r["final_us"], r["error"] = t.us, error
+        if kind == "copy" or error < ERR_THR:
+            if kind not in best or t.us < best[kind][1]:
+                best[kind] = (name, t.us)
+    floor = max(problem.flops / 700e6, best["copy"][1])  # 700 TFLOP/s: never the bound here
+    line = {"gemm": problem.name, "m": problem.m, "n": problem.n, "k": problem.k,
+            "configs": len(configs), "compile_s": round(compile_s, 1), "floor_us": floor}
+    for kind in ("default", "search", "triton"):
+        if kind in best:
+            line[f"{kind}_us"], line[f"{kind}_name"] = best[kind][1], best[kind][0]
+            line[f"{kind}_pct_floor"] = 100 * floor / best[kind][1]
+    for r in rows:
+        r.pop("cfg")
+    return rows, line
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workload", type=Path, required=True)
+    parser.add_argument("--max-n", type=int, default=16, help="decode GEMMs with N <= this")
+    parser.add_argument("--rows", default="", help="only these BLAS M (comma-separated)")
+    parser.add_argument("--k", default="", help="only these K (comma-separated)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--device", type=int, default=0)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    gemms = summary.gemm_identity(workload.read(args.workload))
+    rows = {int(v) for v in args.rows.split(",") if v}
+    ks = {int(v) for v in args.k.split(",") if v}
+    problems = [p for p in (GemmProblem.from_row(r) for r in gemms.to_dict("records"))
+                if p.n <= args.max_n and (not rows or p.m in rows) and (not ks or p.k in ks)]
+    platform = CudaPlatform(SearchSettings())
+    executor = tg.make_executor(16)
+    every, lines = [], []
+    for problem in problems:
+        rows, line = sweep_one(platform, problem, args.device, executor)
+        every += rows
+        lines.append(line)
+        print(json.dumps(line), flush=True)
+    pd.DataFrame(every).to_csv(args.out / "decode_sweep.csv", index=False)
+    pd.DataFrame(lines).to_csv(args.out / "decode_sweep_summary.csv", index=False)
+    print(pd.DataFrame(lines)[["gemm", "floor_us", "default_us", "search_us", "triton_us",
+                               "search_pct_floor", "triton_pct_floor", "triton_name"]]
+          .to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
