@@ -14,6 +14,16 @@ from .gemm import scale_type_for
 DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's counts when no latency is known
 
 
+def iterations(duration: float | None, latency_us: float | None,
+               defaults: tuple[int, int] = (DEFAULT_ITERS, DEFAULT_COLD_ITERS)) -> tuple[int, int]:
+    """(iters, cold_iters): enough calls to fill ``duration`` seconds at the expected latency,
+    the same count for both (as the original); the defaults when either is unknown."""
+    if duration and duration > 0 and latency_us and latency_us > 0 and math.isfinite(latency_us):
+        n = max(1, math.ceil(duration * 1e6 / latency_us))
+        return n, n
+    return defaults
+
+
 def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_mb: int,
                iters: int = DEFAULT_ITERS, cold_iters: int = DEFAULT_COLD_ITERS,
                beta: bool = False, flush: bool = False) -> dict:
@@ -28,11 +38,10 @@ def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_m
            "flush": bool(flush), "rotating": rotating_mb, "use_gpu_timer": True,
            "print_kernel_info": True, "initialization": "trig_float", "algo_method": 0,
            "requested_solution_num": -1}
+    row["iters"], row["cold_iters"] = iterations(duration, latency_us, (iters, cold_iters))
     if latency_us and latency_us > 0:
-        row["iters"] = row["cold_iters"] = math.ceil(duration * 1e6 / latency_us)
         row["skip_slow_solution_ratio"] = 0.6 if latency_us > 20 else 0.3
     else:
-        row["iters"], row["cold_iters"] = iters, cold_iters
         big = row["M"] > 2048 and row["N"] > 2048 and row["K"] > 1024
         row["skip_slow_solution_ratio"] = 0.6 if big else 0.3
     return row

@@ -12,13 +12,11 @@ hipblaslt-bench's layout (:mod:`geko_lib.bench_text`).
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
+from .bench import log as bench_log
 from .gemm import GEMM_FIELDS, normalize_compute_type
 
-DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's update() without a latency
 LATENCY_KEYS = {"M": "m", "N": "n", "K": "k"}
 
 
@@ -31,17 +29,11 @@ def _key(row: dict) -> tuple:
 
 def updated_rows(workload_rows: list[dict], baseline: pd.DataFrame, duration: float,
                  rotating_mb: int) -> list[dict]:
-    """The workload's rows with the original's benchmark keys; ``iters`` = ``cold_iters`` =
-    ceil(duration / latency) where the baseline timed the GEMM, else 100 / 20."""
+    """The workload's rows updated as ``geko_lib.bench.log.update`` does (the original's
+    keys), with iteration counts that fill ``duration`` seconds at the latency the baseline
+    measured (the original's defaults where it timed none)."""
     latency = {_key(r): float(r["us"]) for r in baseline.to_dict("records")}
-    out = []
-    for row in workload_rows:
-        us = latency.get(_key(row))
-        iters = math.ceil(duration * 1e6 / us) if us and us > 0 and duration > 0 else None
-        updated = {"function": "matmul", **row}
-        updated.setdefault("initialization", "trig_float")
-        updated |= {"rotating": int(rotating_mb), "use_gpu_timer": True,
-                    "print_kernel_info": True,
-                    "iters": iters or DEFAULT_ITERS, "cold_iters": iters or DEFAULT_COLD_ITERS}
-        out.append(updated)
-    return out
+    timed = [{k: v for k, v in row.items() if k != "us"} | {"us": latency.get(_key(row))}
+             for row in workload_rows]
+    updated = bench_log.update(timed, duration=duration, rotating=int(rotating_mb))
+    return [{k: v for k, v in row.items() if k != "us"} for row in updated]

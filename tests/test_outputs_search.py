@@ -43,6 +43,10 @@ def test_the_original_files_are_where_its_readme_puts_them(finished):
     assert len(rows) == len(yaml.safe_load(c.path("workload.yaml").read_text()))
     assert all(r["iters"] >= 1 and r["cold_iters"] == r["iters"] and r["rotating"] == 512
                and r["initialization"] == "trig_float" for r in rows)
+    # updated as the documented geko_lib.bench.log.update does: the bench keys it adds
+    assert all(r["compute_type"].startswith("c_") and "scale_type" in r
+               and {"scaleA", "scaleB", "use_gpu_timer", "print_kernel_info"} <= set(r)
+               and "us" not in r for r in rows)
     baseline = read_bench_output(c.path("mixed_types.out"))
     assert len(baseline) == len(rows)
     # one .yaml (its bench rows) and one .out (every candidate, then the winner) per GEMM

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import files, original_columns, platforms, summary, workload
+from .. import bench_rows, files, original_columns, platforms, summary, workload
 from ..gemm import normalize_compute_type, scale_type_for
 from ..library.logic import dump_rows
 
 log = logging.getLogger("geko")
 
 # what update() writes into every row unless told otherwise (the original's defaults)
-UPDATE_DEFAULTS = {"iters": 100, "cold_iters": 20, "rotating": 512, "use_gpu_timer": True,
+UPDATE_DEFAULTS = {"iters": bench_rows.DEFAULT_ITERS, "cold_iters": bench_rows.DEFAULT_COLD_ITERS,
+                   "rotating": 512, "use_gpu_timer": True,
                    "print_kernel_info": True, "initialization": "trig_float"}
 _DROPPED = ("solution_index", "algo_method")  # a benchmark row lets the library choose
 
@@ -63,11 +64,8 @@ def update(data, duration: float | None = None, iters: int = UPDATE_DEFAULTS["it
             row["beta"] = float(beta)
         row.update(rotating=rotating, use_gpu_timer=use_gpu_timer,
                    print_kernel_info=print_kernel_info)
-        latency = row.get("us")
-        if duration and latency and latency > 0:
-            row["iters"] = row["cold_iters"] = math.ceil(duration * 1e6 / latency)
-        else:
-            row["iters"], row["cold_iters"] = iters, cold_iters
+        row["iters"], row["cold_iters"] = bench_rows.iterations(duration, row.get("us"),
+                                                                (iters, cold_iters))
         out.append(row)
     return pd.DataFrame(out) if isinstance(data, pd.DataFrame) else out
 

@@ -34,6 +34,7 @@ from ...gemm import (GEMM_FIELDS, GemmError, GemmProblem, dtype, normalize_compu
 from .. import PlatformError, results_frame
 
 DEFAULT_ITERS, DEFAULT_COLD_ITERS = bench_rows.DEFAULT_ITERS, bench_rows.DEFAULT_COLD_ITERS
+iterations = bench_rows.iterations
 PROBE_ITERS, PROBE_COLD_ITERS = 10, 2  # a short first pass that measures the latency
 FAILED_ERROR = 1e6  # the original's error of a failed check (atol/rtol "failed")
 
@@ -62,16 +63,6 @@ def base_row(problem: GemmProblem) -> dict:
             "c_type": t.c_type, "d_type": t.d_type, "scale_type": scale_type_for(t.compute_type),
             "compute_type": t.compute_type, "alpha": 1.0, "beta": 0.0,
             "initialization": "trig_float"}
-
-
-def iterations(duration: float | None, latency_us: float | None,
-               defaults: tuple[int, int] = (DEFAULT_ITERS, DEFAULT_COLD_ITERS)) -> tuple[int, int]:
-    """(iters, cold_iters): enough calls to fill ``duration`` seconds at the expected latency,
-    the same count for both (as the original); the defaults when either is unknown."""
-    if duration and duration > 0 and latency_us and latency_us > 0 and math.isfinite(latency_us):
-        n = max(1, math.ceil(duration * 1e6 / latency_us))
-        return n, n
-    return defaults
 
 
 def bench_row(problem: GemmProblem, iters: int, cold_iters: int, rotating_mb: int,
