@@ -3,13 +3,12 @@ a library against the platform's default choice (reference, tuned, verify)."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, files, jobs, original_columns, platforms
+from .. import analysis, files, integrity, jobs, original_columns, platforms
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.collection import load_dir
@@ -51,10 +50,9 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
 
 
 def _libs_digest(lib_dir) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(Path(lib_dir).glob("*.yaml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """The library-logic files a library is created from, by name and content."""
+    return integrity.listing_sha256({p.name: integrity.file_sha256(p)
+                                     for p in sorted(Path(lib_dir).glob("*.yaml"))})
 
 
 def create_once(plat, lib_dir, custom_lib_dir, cache: bool) -> Path:
