@@ -11,6 +11,8 @@ geko's own columns stay, so nothing that reads them breaks. docs/FORMATS.md maps
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pandas as pd
 
 # geko's column -> the original's name for the same value
@@ -21,9 +23,11 @@ NOT_FOUND = "NotFound"  # the original's lib_source where no MatchTable names th
 SUFFIXES = ("", "_reference", "_tuned")
 
 
-def add(frame: pd.DataFrame) -> pd.DataFrame:
+def add(frame: pd.DataFrame, lib_source: Callable[[int], str] | None = None) -> pd.DataFrame:
     """``frame`` with the original's column names added beside geko's (and ``lib_source``
-    wherever a solution is named). Columns already present are left as they are."""
+    wherever a solution is named: ``lib_source(solution_index)`` for the unsuffixed columns of
+    results measured with the vendor's own library, as the original asks its MatchTable; else
+    ``NotFound``). Columns already present are left as they are."""
     out = frame.copy()
     for suffix in SUFFIXES:
         for ours, theirs in ALIASES.items():
@@ -31,7 +35,10 @@ def add(frame: pd.DataFrame) -> pd.DataFrame:
                 out.insert(out.columns.get_loc(f"{ours}{suffix}") + 1, f"{theirs}{suffix}",
                            out[f"{ours}{suffix}"])
         if f"solution_index{suffix}" in out and f"{LIB_SOURCE}{suffix}" not in out:
-            out[f"{LIB_SOURCE}{suffix}"] = NOT_FOUND
+            if lib_source is not None and not suffix:
+                out[LIB_SOURCE] = [lib_source(int(i)) for i in out["solution_index"]]
+            else:
+                out[f"{LIB_SOURCE}{suffix}"] = NOT_FOUND
     return out
 
 

@@ -74,6 +74,13 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     raw = pd.read_csv(run.path("results", "raw_results.csv"))
     assert len(raw) == 4 and raw["verified"].all() and (raw["error_tuned"] < 0.03).all()
     assert (raw["us_reference"] > 0).all() and (raw["us_tuned"] > 0).all()
+    # the original's lib_source: the directory hipBLASLt's MatchTable names for the default's
+    # solution (the fake checkout keeps its logic files in Equality/); the tuned library has none
+    assert (raw["lib_source_reference"] == "Equality").all()
+    assert (raw["lib_source_tuned"] == "NotFound").all()
+    assert (pd.read_csv(run.path("summary.csv"))["lib_source"] == "Equality").all()
+    candidates = pd.concat(pd.read_csv(p) for p in run.path("search", "data").glob("*.csv"))
+    assert (candidates["lib_source"] == "Equality").all()
     metrics = json.loads(run.path("results", "metrics.json").read_text())
     assert metrics["platform"]["name"] == "rocm" and metrics["platform"]["measured"]
     kept = pd.read_csv(run.path("results", "final_results.csv"))

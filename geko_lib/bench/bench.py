@@ -46,7 +46,7 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
     frame = plat.bench(problems, output_file.parent, device, library=custom_lib_dir,
                        duration=duration)
     files.write_text(output_file, format_benchmark_output(frame, plat))
-    return original_columns.add(frame)
+    return original_columns.add(frame, None if custom_lib_dir else plat.lib_source)
 
 
 def _libs_digest(lib_dir) -> str:

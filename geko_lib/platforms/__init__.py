@@ -59,6 +59,10 @@ class Platform(Protocol):
     def reference_solution(self, problem: GemmProblem, solution_index: int) -> dict:
         """Library-logic parameters of one of the platform's own solutions (for full_libs)."""
 
+    def lib_source(self, solution_index: int) -> str:
+        """Which directory of the vendor library one of its own solutions comes from
+        (``Equality``, ...: the original's ``lib_source``), ``NotFound`` where unknown."""
+
     def sweep(self, problems: Sequence[GemmProblem], library: Path, out_dir: Path,
               device: int) -> pd.DataFrame:
         """Every solution of one library-logic file on every problem (for prune): rows of

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .. import library as liblogic
+from .. import original_columns
 from ..gemm import BY_NAME, GemmProblem, GemmType
 from ..tuning import configure as tuning_configure
 from ..tuning import ga
@@ -543,6 +544,9 @@ class SimPlatform:
             if progress is not None:
                 progress(1)
         return results_frame(rows, VERIFY_COLUMNS)
+
+    def lib_source(self, solution_index: int) -> str:
+        return original_columns.NOT_FOUND  # the model's solutions live in no library directory
 
     def reference_solution(self, problem, solution_index) -> dict:
         cat = catalogue(problem.type)

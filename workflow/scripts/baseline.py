@@ -11,7 +11,7 @@ def main(smk):
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device,
                                  duration=smk.config["bench_duration"])
-    files.write_csv(smk.output[0], original_columns.add(results))
+    files.write_csv(smk.output[0], original_columns.add(results, platform.lib_source))
 
 
 jobs.run(main, snakemake)  # noqa: F821

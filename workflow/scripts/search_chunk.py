@@ -48,7 +48,7 @@ def main(smk):
     candidates = pd.concat(frames, ignore_index=True) if frames else \
         pd.DataFrame(columns=list(RESULT_COLUMNS))
     write_gemm_files(rows, candidates, platform)
-    files.write_csv(smk.output.data, original_columns.add(candidates))
+    files.write_csv(smk.output.data, original_columns.add(candidates, platform.lib_source))
     files.write_text(smk.output.failed, yaml.safe_dump(failed, sort_keys=False))
     failures.record_run(layout.SEARCH_DIR, smk.wildcards.chunk, failed=bool(failed))
 

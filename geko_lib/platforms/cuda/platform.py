@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ... import library as liblogic
+from ... import original_columns
 from ...gemm import GemmProblem, GemmType
 from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
 from . import timing
@@ -334,6 +335,9 @@ class CudaPlatform:
             if progress is not None:
                 progress(1)
         return results_frame(rows, VERIFY_COLUMNS)
+
+    def lib_source(self, solution_index: int) -> str:
+        return original_columns.NOT_FOUND  # cuBLASLt keeps no logic-file directories
 
     def reference_solution(self, problem, solution_index) -> dict:
         """The reference is the library default: a solution that tells the runtime to fall

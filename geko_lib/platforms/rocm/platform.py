@@ -24,6 +24,7 @@ from typing import Sequence
 import pandas as pd
 
 from ... import library as liblogic
+from ... import original_columns
 from ...gemm import GemmProblem
 from ...library import operations
 from ...tuning import configure as tuning_configure
@@ -215,6 +216,13 @@ class RocmPlatform:
         except liblogic.LibraryError as exc:
             raise PlatformError(f"extracting dense-search winners: {exc}") from None
         return operations.write_collection(libs, out_dir)
+
+    def lib_source(self, solution_index: int) -> str:
+        """The directory of the logic file hipBLASLt's MatchTable names for the solution."""
+        if not self.install.match_table.is_file():
+            return original_columns.NOT_FOUND
+        entry = self._match_table().get(int(solution_index))
+        return entry[0].parent.name if entry else original_columns.NOT_FOUND
 
     def reference_solution(self, problem, solution_index) -> dict:
         table = self._match_table()
