@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import campaign_lock, campaign_state, integrity, layout
+from . import campaign_lock, campaign_state, combine, integrity, layout
 from .campaign_lock import snakemake_locks
 
 log = logging.getLogger("geko")
@@ -27,6 +27,13 @@ log = logging.getLogger("geko")
 
 def refuse_other_campaign(workdir, campaign: dict) -> None:
     campaign_state.check(workdir, campaign)
+
+
+def refuse_unfit_combine_sources(workdirs, campaign: dict) -> None:
+    """combine_with naming a campaign of another workload, platform, arch or library version
+    (or no campaign) -> refused, naming its run_state.json and what differs."""
+    for workdir in workdirs:
+        combine.check_identity(workdir, campaign)
 
 
 def pattern_glob(pattern: str) -> str:

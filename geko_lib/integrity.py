@@ -41,7 +41,8 @@ FORMAT = 1
 # top-level workdir entries whose content depends on the mode: a search campaign's libraries,
 # benchmarks and results are stale for tune, and the other way round
 MODE_DEPENDENT = frozenset({"libs", "tensile", "benchmarks", "results", "final_libs", "full_libs",
-                            "exports", "report", "pruned_libs", "integrate"})
+                            "exports", "report", "pruned_libs", "integrate",
+                            "combined_libs"})
 
 
 class IntegrityError(GekoError, ValueError):

@@ -208,6 +208,8 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
         add("plots", L.REPORT_TABLE)
     if (workdir / L.PRUNED_LIBS).exists() or (workdir / L.rule_log("prune_libs")).exists():
         add("prune_libs", L.PRUNED_LIBS)
+    if (workdir / L.COMBINED_LIBS).exists() or (workdir / L.rule_log("combine_libs")).exists():
+        add("combine_libs", L.COMBINED_LIBS)
     return jobs
 
 
@@ -280,7 +282,7 @@ def device_status(workdir: Path, config: dict) -> dict:
 RULE_ORDER = ("ingest", "baseline", "summarize", "search_configure", "search_chunk", "winners",
               "configure", "optimize", "libs", "create_library", "bench_input", "bench_reference",
               "bench_tuned", "verify_tuned", "analyze", "ship_final_libs", "ship_full_libs",
-              "exports", "plots", "prune_libs")
+              "exports", "plots", "prune_libs", "combine_libs")
 
 
 def collect(workdir, config_path=None) -> dict:

@@ -115,3 +115,19 @@ def test_configure_and_optimize_leave_library_logic(setup, tmp_path):
     assert Path(logic_dir).name == "3_LibraryLogic" and outputs
     lib = logic.load(outputs[0])
     assert lib.gemm_type == BF16_NN and lib.size_entries()
+
+
+def test_race_times_library_kernels_beside_the_default(setup, tmp_path):
+    """Target combine's primitive, where the platform has it: the default (None) and library
+    kernels on one problem, each timed and checked; a kernel that cannot run gets inf."""
+    platform, config = setup
+    if not platforms.capabilities(config).combine:
+        pytest.skip(f"{config['platform']} cannot race kernels (capability combine)")
+    candidates = platform.search(PROBLEMS[1:], tmp_path / "search", 0, duration=0.01)
+    paths = platform.extract(search.winners(candidates), tmp_path / "libs")
+    kernel = logic.load(paths[0]).solutions[0]
+    raced = platform.race(PROBLEMS[1], [None, kernel, {"SolutionNameMin": "no such kernel"}], 0)
+    assert len(raced) == 3
+    for us, error in raced[:2]:
+        assert 0 < us < math.inf and 0 <= error < 0.03
+    assert raced[2] == (math.inf, math.inf)

@@ -63,6 +63,13 @@ class Platform(Protocol):
         """Which directory of the vendor library one of its own solutions comes from
         (``Equality``, ...: the original's ``lib_source``), ``NotFound`` where unknown."""
 
+    def race(self, problem: GemmProblem, solutions: Sequence[dict | None], device: int
+             ) -> list[tuple[float, float]]:
+        """(us, error) of each solution on one problem, timed side by side on the same
+        operands and checked against the higher-precision reference (None: the platform's
+        default choice); (inf, inf) for a solution that cannot run. Platforms with the
+        ``combine`` capability only."""
+
     def sweep(self, problems: Sequence[GemmProblem], library: Path, out_dir: Path,
               device: int) -> pd.DataFrame:
         """Every solution of one library-logic file on every problem (for prune): rows of
@@ -93,6 +100,7 @@ class Capabilities:
     epilogues: bool  # tuned libraries get bias/activation epilogue variants
     exports: tuple[str, ...]  # the EXPORT_FORMATS whose files are valid for this platform
     integrate: bool  # final_libs can be merged into a vendor checkout (rule integrate)
+    combine: bool  # kernels of several campaigns can be raced side by side (target combine)
     ceilings: dict | None  # roofline ceilings (see ceilings()), None where unknown
 
 

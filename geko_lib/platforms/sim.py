@@ -364,7 +364,7 @@ class SimPlatform:
         from .archs import datasheet_ceilings
 
         return Capabilities(measured=False, note=MODEL_NOTE, epilogues=True,
-                            exports=EXPORT_FORMATS, integrate=False,
+                            exports=EXPORT_FORMATS, integrate=False, combine=True,
                             ceilings=dict(datasheet_ceilings(config.get("arch", "gfx950")),
                                           source="datasheet figures in the sim model"))
 
@@ -553,6 +553,24 @@ class SimPlatform:
         params = cat.params(cat.position(int(solution_index)))
         params["SimSolutionIndex"] = params["SolutionIndex"]
         return params
+
+    def race(self, problem, solutions, device) -> list[tuple[float, float]]:
+        self._start_job([problem])
+        out = []
+        for solution in solutions:
+            if solution is None:
+                cat, pos = catalogue(problem.type), self.default_position(problem)
+            else:
+                try:
+                    cat, pos = solutions_catalogue(problem.type, [solution]), 0
+                except PlatformError:
+                    out.append((math.inf, math.inf))
+                    continue
+            us = float(self._times(problem, cat, np.array([pos]), device)[0])
+            faulty = bool(self._faulty_mask(cat, np.array([pos]))[0])
+            out.append((us, emulated_error(problem, int(cat.du[pos]), int(cat.gsu[pos]), faulty,
+                                           self.seed)))
+        return out
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
         self._start_job(problems)

@@ -44,6 +44,19 @@ def platform_exports():
     return ["exports/hipblaslt_tuning_override.txt"] if platforms.capabilities(config).exports else []
 
 
+def combine_workdirs():
+    """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
+    return [Path(launch_path(str(Path(other).expanduser())))
+            for other in config.get("combine_with") or []]
+
+
+def combine_sources():
+    """The final_libs/ and run_state.json of every combine_with workdir, so the combination is
+    redone when another campaign is."""
+    return [str(root / name) for root in combine_workdirs()
+            for name in (layout.FINAL_LIBS, layout.RUN_STATE)]
+
+
 def runtime(minutes):
     """Minutes of wall time for a job, doubling with each retry (cluster executors use it)."""
     return lambda wildcards, attempt: minutes * 2 ** (attempt - 1)

@@ -57,3 +57,25 @@ rule exports:
         "logs/exports.log",
     script:
         "../scripts/exports.py"
+
+
+rule combine_libs:
+    """Optional (target `combine`): per GEMM the fastest verified kernel of this campaign's
+    final_libs, the combine_with campaigns' and the platform's default, raced side by side."""
+    input:
+        final=layout.FINAL_LIBS,
+        others=combine_sources(),
+    output:
+        libs=directory(layout.COMBINED_LIBS),
+        results=layout.COMBINED_RESULTS,
+    params:
+        up_thr=config["up_thr"],
+        err_thr=config["err_thr"],
+    resources:
+        gpu=1,
+        runtime=runtime(60),
+        mem_mb=mem_mb(8000),
+    log:
+        layout.rule_log("combine_libs"),
+    script:
+        "../scripts/combine.py"

@@ -107,7 +107,7 @@ class CudaPlatform:
                     "source": measured.get("source", "measured on an H200 (bf16 8192^3 matmul, "
                                            "1 GiB device copy), config cuda.ceilings")}
         return Capabilities(measured=True, note="", epilogues=False, exports=(),
-                            integrate=False, ceilings=ceilings)
+                            integrate=False, combine=True, ceilings=ceilings)
 
     @property
     def library_version(self) -> str:
@@ -344,6 +344,24 @@ class CudaPlatform:
         through to cuBLAS's own heuristic."""
         return {"SolutionIndex": int(solution_index), "SolutionNameMin": DEFAULT_NAME,
                 "Backend": "default"}
+
+    def race(self, problem, solutions, device) -> list[tuple[float, float]]:
+        use_device(device)
+        sets = self._operands(problem, device)
+        checks = self._operands(problem, device, salt=7)[:1]  # fresh data, not the timing's
+        entrants, out = [], [(math.inf, math.inf)] * len(solutions)
+        for i, solution in enumerate(solutions):
+            solution = self.default_solution(problem, device) if solution is None else solution
+            try:
+                entrants.append((i, self.launchers(solution, problem, sets, device),
+                                 self.launchers(solution, problem, checks, device)[0]))
+            except Exception as err:  # a solution another campaign shipped loses, loudly
+                log.warning("race: %s cannot run %s: %s", solution.get("SolutionNameMin"),
+                            problem.name, err)
+        timings = timing.time_side_by_side([calls for _, calls, _ in entrants])
+        for (i, _, check), t in zip(entrants, timings):
+            out[i] = (t.us, timing.checked_error(check, checks[0]))
+        return out
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
         use_device(device)

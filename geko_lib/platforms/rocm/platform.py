@@ -106,8 +106,10 @@ class RocmPlatform:
         known = ARCH_ALIASES.get(arch, arch) in ("gfx942", "gfx950")  # datasheets held here
         ceilings = dict(datasheet_ceilings(arch), source="AMD datasheet figures, not measured "
                         "on this GPU") if known else None
+        # combine: hipblaslt-bench times one library per run, so kernels of two campaigns
+        # cannot be interleaved on the same operands
         return Capabilities(measured=True, note="", epilogues=True, exports=EXPORT_FORMATS,
-                            integrate=True, ceilings=ceilings)
+                            integrate=True, combine=False, ceilings=ceilings)
 
     @classmethod
     def for_checkout(cls, hipblaslt_path, config: dict) -> "RocmPlatform":

@@ -1,0 +1,62 @@
+"""final_libs/ + the combine_with campaigns' final_libs/ -> combined_libs/ and
+results/combined_results.csv: per GEMM the fastest verified kernel, raced side by side."""
+import logging
+from pathlib import Path
+
+from geko_lib import (campaign_state, combine, files, integrity, jobs, layout, library, platforms,
+                      progress, provenance)
+from geko_lib.gemm import GemmProblem
+
+log = logging.getLogger("geko")
+
+
+def sources(smk) -> list[combine.Source]:
+    others = [Path(p).parent for p in smk.input.others if Path(p).name == layout.FINAL_LIBS]
+    if not others:
+        raise combine.CombineError("target combine: config key combine_with names no other "
+                                   "campaign's workdir (e.g. combine_with: [runs/tune])")
+    campaign = campaign_state.identity(smk.config)
+    out = [combine.Source("this", Path(smk.input.final))]
+    for workdir in others:
+        name = combine.label(workdir, {s.name for s in out})
+        out.append(combine.check_source(workdir, campaign, name))
+        log.info("combine: %s is %s", name, workdir)
+    return out
+
+
+def main(smk):
+    if not platforms.capabilities(smk.config).combine:
+        raise combine.CombineError(f"target combine: the {smk.config['platform']} platform "
+                                   "cannot race kernels of several campaigns side by side")
+    provenance.check(smk.input.final, smk.config, platforms.get(smk.config))
+    entrants_by_gemm = combine.candidates(sources(smk))
+    templates = {}
+    for source_libs in [smk.input.final] + [p for p in smk.input.others
+                                            if Path(p).name == layout.FINAL_LIBS]:
+        for name, lib in library.load_dir(source_libs).items():
+            templates.setdefault(name, lib)
+    rows = []
+    with jobs.on_device(smk.config) as (platform, device):
+        with progress.Progress(len(entrants_by_gemm), "combine", unit="GEMM") as bar:
+            for (gemm_type, size), entrants in sorted(entrants_by_gemm.items()):
+                problem = GemmProblem(gemm_type, *size)
+                raced = platform.race(problem, [None] + [c.solution for c in entrants], device)
+                rows.append(combine.choose(problem, entrants, raced, smk.params.up_thr,
+                                           smk.params.err_thr))
+                bar.update(1)
+            bar.finish()
+    libs = combine.build_libraries(rows, templates)
+    results = combine.results_frame(rows)
+    with files.staged_dir(smk.output.libs) as staging:
+        for name, lib in libs.items():
+            library.dump(lib, staging / name, header=platform.note or None)
+        integrity.verify_shipped(staging, results[results["kept"]])
+        provenance.write(staging, smk.config, platform)
+    files.write_csv(smk.output.results, results)
+    won = results[results["kept"]]["winner"].value_counts().to_dict()
+    log.info("combined library: %d of %d GEMMs served (%s); in: '%s'", int(results["kept"].sum()),
+             len(results), ", ".join(f"{n} from {s}" for s, n in sorted(won.items())) or "none",
+             Path(smk.output.libs).resolve())
+
+
+jobs.run(main, snakemake)  # noqa: F821
