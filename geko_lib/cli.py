@@ -6,6 +6,7 @@
     geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
     geko --tune -a gfx950 --workload-log app.yaml -w run2 --until configure   (configure.py)
     geko --tune -w run2 -d 0,1,2,3 --up_thr 1.03                             (optimize.py)
+    geko -w run1 --combine_with run2        (run1's and run2's kernels raced: combined_libs/)
     geko status run1 [--json]                                   (where a campaign stands)
     geko coverage --library run1/final_libs --workload-log app.yaml [--timings CSV] [--json]
 
@@ -117,6 +118,11 @@ FLAGS = (
     Flag(("--client_build_dir",), "rocm.client_dir",
          "where tensilelite-client is built (rocm --tune; default <workdir>/tensilelite_client; "
          "a relative path is relative to the current directory)", {"metavar": "DIR"}, absolute),
+    Flag(("--combine_with",), "combine_with",
+         "finished workdirs of the same workload, platform and arch (e.g. a --tune run beside "
+         "this --search run): their final kernels race this campaign's and the default per "
+         "GEMM; runs the target combine (combined_libs/, results/combined_results.csv)",
+         {"nargs": "+", "metavar": "WORKDIR"}, lambda dirs: [absolute(d) for d in dirs]),
     Flag(("--platform",), "platform",
          "hardware platform (default {default}: an analytic model, no GPU; rocm when "
          "--hipblaslt or " + HIPBLASLT_ENV + " is set)", {"choices": enum("platform")}),
@@ -363,7 +369,9 @@ def build_config(args, environ=None) -> tuple[dict, str]:
     validate(config)
     if platform == "rocm":
         check_rocm(config)
-    return config, "bench" if mode == "bench" else "final_libs"
+    if mode == "bench":
+        return config, "bench"
+    return config, "combine" if "combine_with" in given else "final_libs"
 
 
 # --- running snakemake -----------------------------------------------------------------------

@@ -139,6 +139,8 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
         _configure_summary(workdir)
     elif target == "bench":
         _bench_summary(workdir, config)
+    elif target == "combine":
+        _combine_summary(workdir)
     else:
         _final_summary(workdir, config)
     for path in (report, (workdir / passed_report) if passed_report else None):
@@ -171,6 +173,17 @@ def _configure_summary(workdir: Path) -> None:
               flush=True)
     say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
         "[--up_thr X] [--err_thr X] [--no_retry]")
+
+
+def _combine_summary(workdir: Path) -> None:
+    results = workdir / layout.COMBINED_RESULTS
+    if not results.is_file():
+        return
+    table = pd.read_csv(results)
+    kept = table[table["kept"]]
+    sources = ", ".join(f"{n} from {s}" for s, n in sorted(kept["winner"].value_counts().items()))
+    say(f"combined library: {len(kept)} of {len(table)} GEMMs served ({sources or 'none'}) in: "
+        f"'{workdir / layout.COMBINED_LIBS}'; per GEMM timings in {results}")
 
 
 def _final_summary(workdir: Path, config: dict) -> None:
