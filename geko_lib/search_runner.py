@@ -7,13 +7,15 @@ This is the Python API's runner; a Snakemake campaign runs the same chunks as sc
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
-from . import files, jobs
+
+from . import failures, files, jobs
 from .bench.utils import format_benchmark_output
 from .errors import GekoError
 from .gemm import GemmProblem
@@ -24,6 +26,10 @@ log = logging.getLogger("geko")
 
 FAILED_JOBS = "failed_jobs.log"
 FAILED_GEMMS = "failed_gemms.yaml"
+
+
+def _gemm_name(row: dict) -> str:
+    return GemmProblem.from_row(row).name
 
 
 def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
@@ -62,30 +68,23 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
 
     def work(chunk_rows: list[dict], name: str) -> list[pd.DataFrame]:
         device = free.get()
+        retries = itertools.count()
+
+        def search(items: list[dict]) -> pd.DataFrame:
+            # a retried GEMM gets a chunk of its own, so a rerun resumes from it too
+            label = name if len(items) == len(chunk_rows) else f"{name}_retry{next(retries)}"
+            return _search_one(plat, items, label, out, device, duration)
+
         try:
-            try:
-                return [_search_one(plat, chunk_rows, name, out, device, duration)]
-            except GekoError as exc:
-                if not retry or len(chunk_rows) == 1:
-                    raise
-                log.warning("%s failed on device %d (%s): retrying its GEMMs one by one",
-                            name, device, exc)
-            found = []
-            for i, row in enumerate(chunk_rows):
-                try:
-                    found.append(_search_one(plat, [row], f"{name}_retry{i}", out, device,
-                                             duration))
-                except GekoError as exc:
-                    failed.append(dict(row, error=str(exc)))
-            return found
-        except GekoError as exc:
-            failed.extend(dict(r, error=str(exc)) for r in chunk_rows)
-            return []
+            found, gone = failures.run_with_retry(search, chunk_rows, _gemm_name, retry)
         finally:
             free.put(device)
-            bar.bar_format = (f"{bar_format} n_completed: {bar.n + len(chunk_rows) - len(failed)},"
-                              f" n_failed: {len(failed)}")
-            bar.update(len(chunk_rows))
+        by_name = {_gemm_name(r): r for r in chunk_rows}
+        failed.extend(dict(by_name[g["gemm"]], error=g["error"]) for g in gone)
+        bar.bar_format = (f"{bar_format} n_completed: {bar.n + len(chunk_rows) - len(failed)},"
+                          f" n_failed: {len(failed)}")
+        bar.update(len(chunk_rows))
+        return found
 
     with ThreadPoolExecutor(max_workers=len(devices)) as pool:
         results = list(pool.map(lambda b: work(rows[b[0]:b[1] + 1], chunk_name(*b)), bounds))
@@ -104,7 +103,7 @@ def _record_failures(out: Path, failed: list[dict]) -> None:
         (out / name).unlink(missing_ok=True)
     if not failed:
         return
-    lines = [f"{GemmProblem.from_row(r).name}: {r['error']}" for r in failed]
-    files.write_text(out / FAILED_JOBS, "\n".join(lines) + "\n")
+    files.write_text(out / FAILED_JOBS, failures.failed_log_text(
+        [{"gemm": _gemm_name(r), "error": r["error"]} for r in failed]))
     dump_rows([{k: v for k, v in r.items() if k != "error"} for r in failed], out / FAILED_GEMMS)
     log.warning("%d GEMM(s) failed the dense search: %s", len(failed), out / FAILED_JOBS)

@@ -204,3 +204,26 @@ def test_deal_by_cost_fills_uneven_chunks_and_keeps_order_without_latencies():
     assert [len(dealt[f:l + 1]) for f, l in bounds] == [4, 3]
     assert sorted(dealt) == rows
     assert search.deal_by_cost(rows, [None] * 7, bounds) == rows
+
+
+def test_search_run_retries_a_failed_chunk_gemm_by_gemm_and_logs_what_still_fails(tmp_path):
+    """The API runner (search.run) shares the workflow's retry and failed_jobs.log format."""
+    from geko_lib import failures
+    from geko_lib.gemm import GemmProblem
+
+    rows = [search.search_row({"transA": "N", "transB": "N", "m": m, "n": 256, "k": 512,
+                               "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
+                               "c_type": "bf16_r", "d_type": "bf16_r",
+                               "compute_type": "c_f32_r"}, None, 0.01, 64)
+            for m in (256, 512, 768)]
+    crash = GemmProblem.from_row(rows[1]).name
+    winners = search.run(configs=rows, output_dir=tmp_path / "s", devices=[0],
+                         platform="sim", sim={"search_crash_on": [crash]})
+    assert sorted(GemmProblem.from_row(r).name for r in winners.to_dict("records")) == \
+        sorted(GemmProblem.from_row(r).name for r in (rows[0], rows[2]))
+    log_text = (tmp_path / "s" / "failed_jobs.log").read_text()
+    assert failures.failed_names(log_text) == [crash] and "injected search crash" in log_text
+    assert (tmp_path / "s" / "failed_gemms.yaml").is_file()
+    # each GEMM retried alone in a chunk of its own: a rerun resumes from them
+    assert sorted(p.name for p in (tmp_path / "s" / "data").glob("*_retry*.csv")) == \
+        ["gemms_0-2_retry0.csv", "gemms_0-2_retry2.csv"]
