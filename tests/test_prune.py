@@ -12,7 +12,7 @@ import pytest
 # an install without the solver (the GPU image) skips this module instead of failing collection
 pulp = pytest.importorskip("pulp")
 
-from geko_lib.library import prune
+from geko_lib.library import prune  # noqa: E402
 
 SOLVERS = list(prune.available_solvers())
 needs_solver = pytest.mark.skipif(not SOLVERS, reason="no PuLP MIP solver available")
