@@ -31,9 +31,12 @@ def refuse_other_campaign(workdir, campaign: dict) -> None:
 
 def refuse_unfit_combine_sources(workdirs, campaign: dict) -> None:
     """combine_with naming a campaign of another workload, platform, arch or library version
-    (or no campaign) -> refused, naming its run_state.json and what differs."""
+    (or no campaign) -> refused, naming its run_state.json and what differs; one whose
+    final_libs/ is damaged -> refused, naming it (a missing one is Snakemake's missing input)."""
     for workdir in workdirs:
-        combine.check_identity(workdir, campaign)
+        recorded = combine.check_identity(workdir, campaign)
+        if (Path(workdir) / layout.FINAL_LIBS).is_dir():
+            combine.check_libs(workdir, recorded)
 
 
 def pattern_glob(pattern: str) -> str:

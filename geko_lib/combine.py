@@ -79,20 +79,24 @@ def check_identity(workdir, campaign: dict) -> dict:
     return recorded
 
 
-def check_source(workdir, campaign: dict, name: str) -> Source:
-    """A finished campaign of the same workload, platform, arch and library version, whose
-    final_libs/ is whole; refused otherwise, naming the file and what differs."""
+def check_libs(workdir, recorded: dict) -> Path:
+    """The campaign's final_libs/, proved whole and its own by its stamp (refused otherwise,
+    naming it)."""
     workdir = Path(workdir)
-    recorded = check_identity(workdir, campaign)
-    theirs = recorded.get("identity") or {}
     libs = workdir / layout.FINAL_LIBS
     if not libs.is_dir():
         raise CombineError(f"combine_with {workdir}: no {layout.FINAL_LIBS}/ (finish that "
                            "campaign first: snakemake final_libs there)")
-    expected = integrity.expected_provenance(theirs, recorded.get("mode", "search"),
-                                             layout.FINAL_LIBS)
+    expected = integrity.expected_provenance(recorded.get("identity") or {},
+                                             recorded.get("mode", "search"), layout.FINAL_LIBS)
     integrity.require(libs, expected, workdir)
-    return Source(name, libs)
+    return libs
+
+
+def check_source(workdir, campaign: dict, name: str) -> Source:
+    """A finished campaign of the same workload, platform, arch and library version, whose
+    final_libs/ is whole; refused otherwise, naming the file and what differs."""
+    return Source(name, check_libs(workdir, check_identity(workdir, campaign)))
 
 
 def candidates(sources: Sequence[Source]) -> dict[tuple[GemmType, tuple], list[Candidate]]:

@@ -102,6 +102,22 @@ def test_a_campaign_of_another_workload_is_refused_naming_what_differs(finished)
     assert {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()} == before
 
 
+def test_a_damaged_source_library_is_refused_naming_it(finished):
+    _, search, tune, _ = finished
+    victim = sorted(tune.path("final_libs").glob("*.yaml"))[0]
+    original = victim.read_bytes()
+    before = {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()}
+    search.config["combine_with"] = [str(tune.workdir)]
+    try:
+        victim.write_bytes(original.replace(b"SolutionIndex", b"SolutionIndeks", 1))
+        proc = search.snakemake("combine", check=False)
+    finally:
+        victim.write_bytes(original)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out
+    assert f"{tune.path('final_libs')}: content differs from its stamp" in out
+    assert {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()} == before
+
 def test_geko_status_lists_the_combine_job(finished):
     import json
     import subprocess
