@@ -8,6 +8,7 @@ W: out x in) hipBLASLt sees ``transA=T, transB=N, M=out_features, N=tokens, K=in
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -260,15 +261,37 @@ def _positive_int(field: str, value) -> int:
     return int(value)
 
 
+# the leading dimensions and batch strides of a logged call (hipBLASLt's names)
+LAYOUT_FIELDS = ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
+
+
+def layout_of(row) -> tuple[tuple[str, int], ...]:
+    """The LAYOUT_FIELDS a row records (absent, empty or NaN ones left out)."""
+    out = []
+    for name in LAYOUT_FIELDS:
+        value = row.get(name)
+        if isinstance(value, (int, float, np.integer, np.floating)) and \
+                not isinstance(value, (bool, np.bool_)) and math.isfinite(value) and value >= 0:
+            out.append((name, int(value)))
+    return tuple(out)
+
+
 @dataclass(frozen=True, order=True)
 class GemmProblem:
-    """One GEMM size of one type. Sizes are written [M, N, batch, K], as Tensile does."""
+    """One GEMM size of one type. Sizes are written [M, N, batch, K], as Tensile does.
+
+    ``layout`` holds the application's leading dimensions and strides where its log recorded
+    them (``LAYOUT_FIELDS``), so a platform that can benchmark them does (rocm's hipblaslt-bench
+    rows). It is not part of the GEMM's identity: a kernel tuned for the size serves them all,
+    as in the original, whose tuning identity ignores them."""
 
     type: GemmType
     m: int
     n: int
     batch: int
     k: int
+    layout: tuple[tuple[str, int], ...] = dataclasses.field(default=(), compare=False,
+                                                            repr=False)
 
     def __post_init__(self):
         for field in ("m", "n", "batch", "k"):
@@ -309,7 +332,7 @@ class GemmProblem:
         m = get("M", get("m"))
         n = get("N", get("n"))
         k = get("K", get("k"))
-        return cls(gemm_type, m, n, get("batch_count", 1), k)
+        return cls(gemm_type, m, n, get("batch_count", 1), k, layout_of(row))
 
 
 # --------------------------------------------------------------------------------------------

@@ -79,6 +79,11 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     assert (raw["lib_source_reference"] == "Equality").all()
     assert (raw["lib_source_tuned"] == "NotFound").all()
     assert (pd.read_csv(run.path("summary.csv"))["lib_source"] == "Equality").all()
+    # the baseline ran the application's leading dimensions, as the log recorded them
+    baseline_rows = [row for p in run.path("baseline", "parts").glob("bench_*.yaml")
+                     if not p.stem.endswith("_probe") for row in yaml.safe_load(p.read_text())]
+    assert baseline_rows and all(r["lda"] == r["M"] and r["ldb"] == r["K"] and r["ldd"] == r["M"]
+                                 for r in baseline_rows)
     candidates = pd.concat(pd.read_csv(p) for p in run.path("search", "data").glob("*.csv"))
     assert (candidates["lib_source"] == "Equality").all()
     metrics = json.loads(run.path("results", "metrics.json").read_text())

@@ -80,8 +80,9 @@ def write(df: pd.DataFrame, path) -> Path:
 
 
 def problems(df: pd.DataFrame) -> list[gemm.GemmProblem]:
-    """The distinct GEMM problems (type + M, N, batch, K) of a canonical table, in row order."""
-    fields = list(gemm.GEMM_LOG_FIELDS)
+    """The distinct GEMM problems (type + M, N, batch, K) of a canonical table, in row order,
+    each with the leading dimensions and strides of its first row (``GemmProblem.layout``)."""
+    fields = list(gemm.GEMM_LOG_FIELDS) + [f for f in gemm.LAYOUT_FIELDS if f in df.columns]
     seen: dict[gemm.GemmProblem, None] = {}
     cache: dict[tuple, gemm.GemmType] = {}
     for values in df[fields].itertuples(index=False, name=None):
@@ -92,6 +93,6 @@ def problems(df: pd.DataFrame) -> list[gemm.GemmProblem]:
         if gemm_type is None:
             gemm_type = cache[type_key] = gemm.GemmType(*type_key)
         problem = gemm.GemmProblem(gemm_type, int(row["M"]), int(row["N"]), int(row["batch_count"]),
-                                   int(row["K"]))
+                                   int(row["K"]), gemm.layout_of(row))
         seen.setdefault(problem, None)
     return list(seen)

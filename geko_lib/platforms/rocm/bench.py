@@ -55,10 +55,12 @@ class BenchOutputError(PlatformError):
 # --- rows ------------------------------------------------------------------------------------------
 
 def base_row(problem: GemmProblem) -> dict:
-    """The GEMM of a row: what every phase's rows share (keys as hipblaslt-bench names them)."""
+    """The GEMM of a row: what every phase's rows share (keys as hipblaslt-bench names them),
+    with the application's leading dimensions and strides where its log recorded them."""
     t = problem.type
     return {"function": "matmul", "transA": t.transA, "transB": t.transB,
-            "M": problem.m, "N": problem.n, "K": problem.k, "batch_count": problem.batch,
+            "M": problem.m, "N": problem.n, "K": problem.k, **dict(problem.layout),
+            "batch_count": problem.batch,
             "scaleA": 0, "scaleB": 0, "a_type": t.a_type, "b_type": t.b_type,
             "c_type": t.c_type, "d_type": t.d_type, "scale_type": scale_type_for(t.compute_type),
             "compute_type": t.compute_type, "alpha": 1.0, "beta": 0.0,
