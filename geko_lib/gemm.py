@@ -7,8 +7,8 @@ W: out x in) hipBLASLt sees ``transA=T, transB=N, M=out_features, N=tokens, K=in
 
 from __future__ import annotations
 
-import math
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np

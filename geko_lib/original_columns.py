@@ -36,7 +36,9 @@ def add(frame: pd.DataFrame, lib_source: Callable[[int], str] | None = None) -> 
                            out[f"{ours}{suffix}"])
         if f"solution_index{suffix}" in out and f"{LIB_SOURCE}{suffix}" not in out:
             if lib_source is not None and not suffix:
-                out[LIB_SOURCE] = [lib_source(int(i)) for i in out["solution_index"]]
+                # asked once per distinct solution: a search table repeats each many times
+                sources = {i: lib_source(int(i)) for i in out["solution_index"].unique()}
+                out[LIB_SOURCE] = out["solution_index"].map(sources)
             else:
                 out[f"{LIB_SOURCE}{suffix}"] = NOT_FOUND
     return out

@@ -192,11 +192,13 @@ def test_bench_row_keys():
 
 
 def test_iterations_from_budget_and_latency():
-    assert hb.iterations(0.5, 20.0) == (25000, 25000)
-    assert hb.iterations(0.01, 50.0) == (200, 200)  # the original's worked example
-    assert hb.iterations(None, 20.0) == (100, 20)
-    assert hb.iterations(0.5, None) == (100, 20)
-    assert hb.iterations(0.5, float("nan")) == (100, 20)
+    from geko_lib.bench_rows import iterations
+
+    assert iterations(0.5, 20.0) == (25000, 25000)
+    assert iterations(0.01, 50.0) == (200, 200)  # the original's worked example
+    assert iterations(None, 20.0) == (100, 20)
+    assert iterations(0.5, None) == (100, 20)
+    assert iterations(0.5, float("nan")) == (100, 20)
 
 
 def test_search_row_keys():

@@ -11,13 +11,13 @@ workflow needs: problem-type <-> GemmType, size lookup, building a library from 
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from .. import files
+from ..bench_rows import iterations
 from . import codec, edits
 from .codec import Solutions
 from ..errors import GekoError
@@ -401,11 +401,10 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
         if verify:
             row.update(norm_check=1, norm_check_assert=0, allclose_check=1, iters=1, cold_iters=0)
         else:
-            expected_us = problem.flops / gflops / 1e3 if gflops > 0 else 0.0
-            n = math.ceil(duration * 1e6 / expected_us) if expected_us > 0 and duration > 0 else 0
+            expected_us = problem.flops / gflops / 1e3 if gflops > 0 else None
+            timed, cold = iterations(duration, expected_us, (iters, cold_iters))
             row.update(rotating=rotating_mb, flush=flush, use_gpu_timer=True,
-                       print_kernel_info=print_kernel_info, iters=n or iters,
-                       cold_iters=n or cold_iters)
+                       print_kernel_info=print_kernel_info, iters=timed, cold_iters=cold)
         rows.append(row)
     return rows
 

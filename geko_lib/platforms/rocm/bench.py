@@ -33,8 +33,6 @@ from ...gemm import (GEMM_FIELDS, GemmError, GemmProblem, dtype, normalize_compu
                      normalize_transpose, scale_type_for)
 from .. import PlatformError, results_frame
 
-DEFAULT_ITERS, DEFAULT_COLD_ITERS = bench_rows.DEFAULT_ITERS, bench_rows.DEFAULT_COLD_ITERS
-iterations = bench_rows.iterations
 PROBE_ITERS, PROBE_COLD_ITERS = 10, 2  # a short first pass that measures the latency
 FAILED_ERROR = 1e6  # the original's error of a failed check (atol/rtol "failed")
 

@@ -24,7 +24,7 @@ from typing import Sequence
 import pandas as pd
 
 from ... import library as liblogic
-from ... import original_columns
+from ... import bench_rows, original_columns
 from ...gemm import GemmProblem
 from ...library import operations
 from ...tuning import configure as tuning_configure
@@ -177,7 +177,7 @@ class RocmPlatform:
         stem = job_stem("bench" if library is None else "bench-library", problems,
                         str(library or ""))
         latency = self._latencies(problems, out_dir, stem, device, library) if duration else {}
-        rows = [hb.bench_row(p, *hb.iterations(duration, latency.get(hb.problem_key(p))),
+        rows = [hb.bench_row(p, *bench_rows.iterations(duration, latency.get(hb.problem_key(p))),
                              self.rotating_mb) for p in problems]
         frame = self.run_rows(rows, out_dir, stem, device, library)
         hb.results_by_problem(frame, problems, Path(out_dir) / f"{stem}.out")
