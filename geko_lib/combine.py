@@ -39,7 +39,11 @@ class CombineError(GekoError, ValueError):
 @dataclass(frozen=True)
 class Source:
     name: str  # "this" (the campaign combining) or a short label of another workdir
-    libs: Path  # its final_libs/
+    libraries: dict[str, liblogic.LibraryLogic]  # its final_libs/, by file name
+
+
+def source(name: str, libs) -> Source:
+    return Source(name, dict(load_dir(libs)))
 
 
 @dataclass(frozen=True)
@@ -96,21 +100,21 @@ def check_libs(workdir, recorded: dict) -> Path:
 def check_source(workdir, campaign: dict, name: str) -> Source:
     """A finished campaign of the same workload, platform, arch and library version, whose
     final_libs/ is whole; refused otherwise, naming the file and what differs."""
-    return Source(name, check_libs(workdir, check_identity(workdir, campaign)))
+    return source(name, check_libs(workdir, check_identity(workdir, campaign)))
 
 
 def candidates(sources: Sequence[Source]) -> dict[tuple[GemmType, tuple], list[Candidate]]:
     """(GEMM type, size) -> every source's kernel for it, in source order (one per source and
     distinct kernel: two sources shipping the same kernel race it once)."""
     out: dict[tuple[GemmType, tuple], list[Candidate]] = {}
-    for source in sources:
-        for name, lib in load_dir(source.libs).items():
+    for one in sources:
+        for name, lib in one.libraries.items():
             positions = lib.solution_position()
             for size, index, _ in lib.size_entries():
                 solution = lib.solutions[positions[index]]
                 entry = out.setdefault((lib.gemm_type, size), [])
                 if not any(_same_kernel(c.solution, solution) for c in entry):
-                    entry.append(Candidate(source.name, solution, name))
+                    entry.append(Candidate(one.name, solution, name))
     return out
 
 
@@ -145,11 +149,15 @@ def choose(problem: GemmProblem, entrants: list[Candidate], raced: list[tuple[fl
     return row
 
 
-def build_libraries(rows: list[dict], templates: dict[str, liblogic.LibraryLogic]
+def build_libraries(rows: list[dict], sources: Sequence[Source]
                     ) -> dict[str, liblogic.LibraryLogic]:
     """The combined library files, one per GEMM type of the kept winners, each built on a
     source's library file of that type as template (its header, architecture, problem type)
     and named as that file; sets each row's ``lib`` (the file serving it, "" if none)."""
+    templates: dict[str, liblogic.LibraryLogic] = {}
+    for one in sources:
+        for name, lib in one.libraries.items():
+            templates.setdefault(name, lib)
     kept = [row for row in rows if row["_winner"] is not None]
     names: dict[GemmType, str] = {}
     for row in sorted(kept, key=lambda r: r["_winner"].lib_name):
@@ -169,6 +177,13 @@ def build_libraries(rows: list[dict], templates: dict[str, liblogic.LibraryLogic
 
 def _content(solution: dict) -> str:
     return json.dumps(_kernel(solution), sort_keys=True, default=str)
+
+
+def summary(results: pd.DataFrame) -> str:
+    """What the combination shipped, for the job log and the terminal."""
+    kept = results[results["kept"]]
+    won = ", ".join(f"{n} from {s}" for s, n in sorted(kept["winner"].value_counts().items()))
+    return f"{len(kept)} of {len(results)} GEMMs served ({won or 'none'})"
 
 
 def results_frame(rows: list[dict]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import headline, layout
+from . import combine, headline, layout
 from .analysis import summary_lines
 
 PREFIX = "geko: "
@@ -179,10 +179,7 @@ def _combine_summary(workdir: Path) -> None:
     results = workdir / layout.COMBINED_RESULTS
     if not results.is_file():
         return
-    table = pd.read_csv(results)
-    kept = table[table["kept"]]
-    sources = ", ".join(f"{n} from {s}" for s, n in sorted(kept["winner"].value_counts().items()))
-    say(f"combined library: {len(kept)} of {len(table)} GEMMs served ({sources or 'none'}) in: "
+    say(f"combined library: {combine.summary(pd.read_csv(results))} in: "
         f"'{workdir / layout.COMBINED_LIBS}'; per GEMM timings in {results}")
 
 

@@ -16,7 +16,7 @@ def sources(smk) -> list[combine.Source]:
         raise combine.CombineError("target combine: config key combine_with names no other "
                                    "campaign's workdir (e.g. combine_with: [runs/tune])")
     campaign = campaign_state.identity(smk.config)
-    out = [combine.Source("this", Path(smk.input.final))]
+    out = [combine.source("this", smk.input.final)]
     for workdir in others:
         name = combine.label(workdir, {s.name for s in out})
         out.append(combine.check_source(workdir, campaign, name))
@@ -28,13 +28,9 @@ def main(smk):
     if not platforms.capabilities(smk.config).combine:
         raise combine.CombineError(f"target combine: the {smk.config['platform']} platform "
                                    "cannot race kernels of several campaigns side by side")
-    provenance.check(smk.input.final, smk.config, platforms.get(smk.config))
-    entrants_by_gemm = combine.candidates(sources(smk))
-    templates = {}
-    for source_libs in [smk.input.final] + [p for p in smk.input.others
-                                            if Path(p).name == layout.FINAL_LIBS]:
-        for name, lib in library.load_dir(source_libs).items():
-            templates.setdefault(name, lib)
+    provenance.check(smk.input.final, smk.config)
+    racing = sources(smk)
+    entrants_by_gemm = combine.candidates(racing)
     rows = []
     with jobs.on_device(smk.config) as (platform, device):
         with progress.Progress(len(entrants_by_gemm), "combine", unit="GEMM") as bar:
@@ -45,7 +41,7 @@ def main(smk):
                                            smk.params.err_thr))
                 bar.update(1)
             bar.finish()
-    libs = combine.build_libraries(rows, templates)
+    libs = combine.build_libraries(rows, racing)
     results = combine.results_frame(rows)
     with files.staged_dir(smk.output.libs) as staging:
         for name, lib in libs.items():
@@ -53,9 +49,7 @@ def main(smk):
         integrity.verify_shipped(staging, results[results["kept"]])
         provenance.write(staging, smk.config, platform)
     files.write_csv(smk.output.results, results)
-    won = results[results["kept"]]["winner"].value_counts().to_dict()
-    log.info("combined library: %d of %d GEMMs served (%s); in: '%s'", int(results["kept"].sum()),
-             len(results), ", ".join(f"{n} from {s}" for s, n in sorted(won.items())) or "none",
+    log.info("combined library: %s; in: '%s'", combine.summary(results),
              Path(smk.output.libs).resolve())
 
 
