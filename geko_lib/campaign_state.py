@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from .config_schema import merged, schema_defaults
 from .errors import GekoError
 from .integrity import file_sha256
 from .schemas import RunState
@@ -47,8 +48,6 @@ class CampaignMismatch(GekoError):
 def with_defaults(config: dict) -> dict:
     """``config`` over the schema's defaults, merged as Snakemake merges config files (nested
     mappings key by key), so the ``geko`` command and the workflow see the same values."""
-    from .config_schema import merged, schema_defaults
-
     return merged(schema_defaults(), config)
 
 
