@@ -11,8 +11,9 @@ operands > 4x L2, median of replays):
 
 1. screen: every feasible, compiled config timed alone (5 replays);
 2. finalists: the best 6 configs, the cuBLASLt default, the best 2 of geko's dense search
-   (``search_one``) and an elementwise copy of the GEMM's bytes (the size-aware floor of
-   shared/reference/h200_measurements.md), all timed side by side (9 replays, interleaved);
+   (``search_one``) and an elementwise copy of the GEMM's bytes (``timing.copy_calls``, the
+   size-aware floor of shared/reference/h200_measurements.md), all timed side by side (9
+   replays, interleaved);
    every finalist is checked against the float32 reference.
 
 Writes ``decode_sweep.csv`` (every config: screen us, finalist us, error) and
@@ -66,15 +67,6 @@ def search_solutions(platform, problem, device, count=2) -> list[dict]:
     return [json.loads(r["params"]) for r in rows[:count]]
 
 
-def copy_calls(problem: GemmProblem, device: int, sets: int):
-    """An elementwise copy moving the GEMM's bytes, over rotating buffers (the floor)."""
-    t = timing.torch()
-    half = max(1, timing.operand_bytes(problem) // 2)
-    pairs = [(t.empty(half // 2, dtype=t.bfloat16, device=device).normal_(),
-              t.empty(half // 2, dtype=t.bfloat16, device=device)) for _ in range(sets)]
-    return [(lambda s=s, d=d: d.copy_(s)) for s, d in pairs]
-
-
 def sweep_one(platform, problem, device, executor) -> tuple[list[dict], dict]:
     configs = grid(problem)
     started = time.time()
@@ -101,7 +93,7 @@ def sweep_one(platform, problem, device, executor) -> tuple[list[dict], dict]:
                     platform.launchers(default, problem, sets, device))]
                 + [("search", s["SolutionNameMin"], platform.launchers(s, problem, sets, device))
                    for s in searched]
-                + [("copy", "copy", copy_calls(problem, device, len(sets)))])
+                + [("copy", "copy", timing.copy_calls(timing.operand_bytes(problem), device))])
     timings = timing.time_side_by_side([calls for _, _, calls in variants], repeats=9)
     best = {}
     for (kind, name, calls), t in zip(variants, timings):

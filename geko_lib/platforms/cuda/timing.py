@@ -247,9 +247,9 @@ def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats:
     return [_summary(s, p) for s, p in zip(samples, prepared)]
 
 
-def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
-    """Time of a device-to-device copy moving ``n_bytes`` in total (half read, half
-    written): the size-aware memory floor of a kernel that must move that many bytes."""
+def copy_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
+    """Calls of an elementwise kernel moving ``n_bytes`` in total (half read, half written),
+    over rotating buffers > 4x L2: what a kernel that must move that many bytes cannot beat."""
     t = torch()
     half = max(int(n_bytes // 2), 1 << 12)
     count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / half))
@@ -258,9 +258,12 @@ def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
     dst = [t.empty_like(s) for s in src]
     # an elementwise kernel, not copy_: captured in a graph, copy_ becomes a memcpy node; that
     # version measured 2.71 TB/s on an H200 (2026-11-30) where shared/reference found 4.21 TB/s
-    # (this kernel version is not yet measured on the device)
-    calls = [lambda s=s, d=d: t.mul(s, 1.0, out=d) for s, d in zip(src, dst)]
-    return time_calls(calls, repeats=repeats).us
+    return [lambda s=s, d=d: t.mul(s, 1.0, out=d) for s, d in zip(src, dst)]
+
+
+def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
+    """Time of the copy of ``copy_calls``: the size-aware memory floor of that many bytes."""
+    return time_calls(copy_calls(n_bytes, device), repeats=repeats).us
 
 
 def matmul_peak_tflops(device: int, size: int = 8192) -> float:
