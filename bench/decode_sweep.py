@@ -47,7 +47,7 @@ def grid(problem: GemmProblem) -> list[tg.TritonConfig]:
     out = []
     fma_m = min(8, tokens)
     for bn, bk, split, warps, unroll in itertools.product(
-            (2, 4, 8, 16, 32), (256, 512, 1024), (1, 2, 4), (4, 8), (1, 2)):
+            (2, 4, 8, 16, 32), (256, 512, 1024), (1, 2, 4), (4, 8), (1, 2, 3)):
         out.append(tg.TritonConfig("decode_fma", fma_m, bn, bk, 1, split, warps, unroll))
     if problem.n > 8:
         mma_m = min(128, max(16, tokens))
