@@ -274,9 +274,10 @@ def _seed(template: str, problem: GemmProblem, block_m: int, block_n: int, block
 
 
 # (weight rows, K block, warps); 4 rows x 512 on 8 warps: the decode probe's fastest one-token
-# GEMV on 4096 x 4096 and 3584 x 3584 (shared/reference/h200_measurements.md)
-FMA_SEEDS = ((8, 512, 4), (8, 256, 4), (16, 256, 4), (8, 1024, 8), (16, 512, 8), (4, 512, 8),
-             (4, 512, 4))
+# GEMV on 4096 x 4096 and 3584 x 3584 (shared/reference/h200_measurements.md); 8 x 1024 on 4
+# warps: the fastest of bench/decode_sweep.py's 261 configs on 4096 x 1 x 4096 (RESULTS.md)
+FMA_SEEDS = ((8, 1024, 4), (8, 512, 4), (8, 256, 4), (16, 256, 4), (8, 1024, 8), (16, 512, 8),
+             (4, 512, 8), (4, 512, 4))
 MMAW_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 4), (128, 64, 4, 4),
               (32, 128, 4, 4), (128, 128, 8, 3))
 MMA_SEEDS = ((32, 256, 4, 4), (64, 128, 4, 4), (32, 128, 2, 4))
