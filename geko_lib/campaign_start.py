@@ -29,14 +29,22 @@ def refuse_other_campaign(workdir, campaign: dict) -> None:
     campaign_state.check(workdir, campaign)
 
 
-def refuse_unfit_combine_sources(workdirs, campaign: dict) -> None:
-    """combine_with naming a campaign of another workload, platform, arch or library version
-    (or no campaign) -> refused, naming its run_state.json and what differs; one whose
-    final_libs/ is damaged -> refused, naming it (a missing one is Snakemake's missing input)."""
-    for workdir in workdirs:
-        recorded = combine.check_identity(workdir, campaign)
-        if (Path(workdir) / layout.FINAL_LIBS).is_dir():
-            combine.check_libs(workdir, recorded)
+def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir) -> None:
+    """combine_with naming a campaign of another platform, arch or library version (or no
+    campaign) -> refused, naming its run_state.json and what differs; one whose final_libs/ is
+    damaged -> refused, naming it (a missing one is Snakemake's missing input); one of another
+    workload that serves GEMMs this one lacks -> refused, naming them, where this campaign's
+    workload.yaml is already whole (else the combine job checks that)."""
+    own = Path(workdir) / layout.WORKLOAD
+    # workload.yaml is not mode-dependent: its expected stamp is the same in every mode
+    expected = integrity.expected_provenance(campaign, "search", layout.WORKLOAD)
+    gemms = (combine.workload_gemms(own) if own.is_file()
+             and integrity.problem(own, expected, workdir) is None else None)
+    for other in workdirs:
+        if (Path(other) / layout.FINAL_LIBS).is_dir():
+            combine.check_source(other, campaign, Path(other).name, gemms)
+        else:
+            combine.check_identity(other, campaign)
 
 
 def pattern_glob(pattern: str) -> str:

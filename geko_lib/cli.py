@@ -119,8 +119,9 @@ FLAGS = (
          "where tensilelite-client is built (rocm --tune; default <workdir>/tensilelite_client; "
          "a relative path is relative to the current directory)", {"metavar": "DIR"}, absolute),
     Flag(("--combine_with",), "combine_with",
-         "finished workdirs of the same workload, platform and arch (e.g. a --tune run beside "
-         "this --search run): their final kernels race this campaign's and the default per "
+         "finished workdirs of the same platform and arch, of this workload or a part of it "
+         "(e.g. a --tune run beside this --search run): their final kernels race this "
+         "campaign's and the default per "
          "GEMM; runs the target combine (combined_libs/, results/combined_results.csv)",
          {"nargs": "+", "metavar": "WORKDIR"}, lambda dirs: [absolute(d) for d in dirs]),
     Flag(("--platform",), "platform",

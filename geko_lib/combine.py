@@ -6,9 +6,11 @@ default in their own run. ``combine_with`` names the other finished workdirs; th
 every kernel their final libraries (and this campaign's) serve for each size, lets the platform
 time them beside its default on the same operands (``race``: replays interleaved) and check each
 against its higher-precision reference, and keeps per GEMM the fastest that passes the check and
-beats the default by ``up_thr``, as every other phase does. The sources must be campaigns of the
-same workload on the same platform, architecture and library version: anything else is refused,
-naming the file and what differs.
+beats the default by ``up_thr``, as every other phase does. The sources must be campaigns on the
+same platform, architecture and library version, of this workload or of a part of it (a tune
+campaign of the decode GEMMs of a trace beside a dense search of the whole trace): a source that
+serves a GEMM this workload does not have, or differs otherwise, is refused, naming the file and
+what differs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .gemm import GemmProblem, GemmType
 from .library import logic as liblogic
 from .library.collection import load_dir
 
-SAME = ("workload_sha256", "platform", "arch", "library_version")  # what sources must share
+SAME = ("platform", "arch", "library_version")  # what sources must share
 DEFAULT = "default"  # the source name of the platform's own choice
 
 
@@ -65,9 +67,10 @@ def label(workdir, taken: set[str]) -> str:
 
 
 def check_identity(workdir, campaign: dict) -> dict:
-    """The run state of a campaign of the same workload, platform, arch and library version;
-    refused otherwise, naming its run_state.json and what differs. The workflow asks this
-    while its Snakefile is read, so a wrong combine_with changes nothing."""
+    """The run state of a campaign on the same platform, arch and library version; refused
+    otherwise, naming its run_state.json and what differs. The workflow asks this while its
+    Snakefile is read, so a wrong combine_with changes nothing (``check_part_of`` then checks
+    the GEMMs of a campaign of another workload file)."""
     workdir = Path(workdir)
     state_file = workdir / layout.RUN_STATE
     recorded = campaign_state.read(workdir)
@@ -97,10 +100,45 @@ def check_libs(workdir, recorded: dict) -> Path:
     return libs
 
 
-def check_source(workdir, campaign: dict, name: str) -> Source:
-    """A finished campaign of the same workload, platform, arch and library version, whose
-    final_libs/ is whole; refused otherwise, naming the file and what differs."""
-    return source(name, check_libs(workdir, check_identity(workdir, campaign)))
+def workload_gemms(path) -> set[tuple[GemmType, tuple]]:
+    """(GEMM type, size) of every GEMM of a campaign's workload.yaml."""
+    from . import summary, workload
+
+    return {(p.type, p.size) for p in (GemmProblem.from_row(row) for row in
+            summary.gemm_identity(workload.read(path)).to_dict("records"))}
+
+
+def served(libs: dict[str, liblogic.LibraryLogic]) -> set[tuple[GemmType, tuple]]:
+    return {(lib.gemm_type, size) for lib in libs.values() for size, _, _ in lib.size_entries()}
+
+
+def check_part_of(workdir, recorded: dict, campaign: dict, libs: dict,
+                  gemms: set[tuple[GemmType, tuple]] | None) -> None:
+    """A campaign of another workload file is a source only where every GEMM its final_libs
+    serve is one of this campaign's (``gemms``; None: not known yet, not checked): the
+    combined library serves this workload."""
+    theirs = recorded.get("identity") or {}
+    if gemms is None or theirs.get("workload_sha256") == campaign.get("workload_sha256"):
+        return
+    foreign = sorted(served(libs) - gemms, key=lambda key: (str(key[0]), key[1]))
+    if foreign:
+        names = ", ".join(GemmProblem(t, *size).name for t, size in foreign[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise CombineError(
+            f"{Path(workdir) / layout.FINAL_LIBS}: serves {len(foreign)} GEMM(s) that are not in "
+            f"this campaign's workload ({names}{more}); its workload "
+            f"{theirs.get('input_path')!r} is not this one nor a part of it")
+
+
+def check_source(workdir, campaign: dict, name: str,
+                 gemms: set[tuple[GemmType, tuple]] | None) -> Source:
+    """A finished campaign on the same platform, arch and library version, of this workload or
+    a part of it (``gemms``: this campaign's GEMMs), whose final_libs/ is whole; refused
+    otherwise, naming the file and what differs."""
+    recorded = check_identity(workdir, campaign)
+    one = source(name, check_libs(workdir, recorded))
+    check_part_of(workdir, recorded, campaign, one.libraries, gemms)
+    return one
 
 
 def candidates(sources: Sequence[Source]) -> dict[tuple[GemmType, tuple], list[Candidate]]:

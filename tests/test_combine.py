@@ -87,19 +87,43 @@ def test_a_rerun_keeps_the_combined_library(finished):
     assert {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()} == before
 
 
-def test_a_campaign_of_another_workload_is_refused_naming_what_differs(finished):
+def test_a_campaign_of_another_workload_is_refused_naming_its_foreign_gemms(finished):
     root, search, _, _ = finished
     other_sizes = root / "other.yaml"
-    other_sizes.write_text(SIZES.replace("[2048, 2048, 1, 2048]", "[1024, 1024, 1, 1024]"))
-    other = _campaign(root / "other", other_sizes, mode="search")
+    other_sizes.write_text(SIZES.replace("[2048, 2048, 1, 2048]", "[1024, 1024, 1, 1024]")
+                           .replace("[6144, 16, 1, 4096]", "[6144, 32, 1, 4096]"))
+    other = _campaign(root / "other", other_sizes, mode="search", keep_thr=0.0, up_thr=1.0)
     other.snakemake("final_libs")
+    foreign = [key for key in _served(other.path("final_libs"))
+               if key[1] in ((1024, 1024, 1, 1024), (6144, 32, 1, 4096))]
+    assert foreign  # the refusal below is about them
     before = {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()}
     search.config["combine_with"] = [str(other.workdir)]
     proc = search.snakemake("combine", check=False)
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert "run_state.json" in out and "workload_sha256" in out and "Traceback" not in out
+    assert proc.returncode != 0 and "Traceback" not in out
+    assert f"{other.path('final_libs')}: serves {len(foreign)} GEMM(s) that are not in this " \
+        "campaign's workload" in out
+    assert GemmProblem(foreign[0][0], *foreign[0][1]).name in out
     assert {p.name: p.read_bytes() for p in search.path("combined_libs").iterdir()} == before
+
+
+def test_a_campaign_of_a_part_of_the_workload_is_a_source(finished):
+    """A tune campaign of some of the workload's GEMMs (the decode GEMMs of a trace, say)
+    combines with the search of the whole workload; its kernels race for its GEMMs only."""
+    root, search, _, _ = finished
+    part_sizes = root / "part.yaml"
+    part_sizes.write_text(SIZES.replace("  - [2048, 2048, 1, 2048]\n", ""))
+    part = _campaign(root / "part", part_sizes, mode="tune", keep_thr=0.0, up_thr=1.0)
+    part.snakemake("final_libs")
+    assert _served(part.path("final_libs"))
+    search.config["combine_with"] = [str(part.workdir)]
+    search.snakemake("combine")
+    results = pd.read_csv(search.path("results", "combined_results.csv"))
+    raced = {GemmProblem.from_row(r).size for r in results.to_dict("records")
+             if r.get("us_run") == r.get("us_run")}
+    assert raced == {size for _, size in _served(part.path("final_libs"))}
+    assert (2048, 2048, 1, 2048) not in raced
 
 
 def test_a_damaged_source_library_is_refused_naming_it(finished):

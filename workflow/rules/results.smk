@@ -64,6 +64,7 @@ rule combine_libs:
     final_libs, the combine_with campaigns' and the platform's default, raced side by side."""
     input:
         final=layout.FINAL_LIBS,
+        workload=layout.WORKLOAD,
         others=combine_sources(),
     output:
         libs=directory(layout.COMBINED_LIBS),

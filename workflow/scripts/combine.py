@@ -16,10 +16,11 @@ def sources(smk) -> list[combine.Source]:
         raise combine.CombineError("target combine: config key combine_with names no other "
                                    "campaign's workdir (e.g. combine_with: [runs/tune])")
     campaign = campaign_state.identity(smk.config)
+    gemms = combine.workload_gemms(smk.input.workload)
     out = [combine.source("this", smk.input.final)]
     for workdir in others:
         name = combine.label(workdir, {s.name for s in out})
-        out.append(combine.check_source(workdir, campaign, name))
+        out.append(combine.check_source(workdir, campaign, name, gemms))
         log.info("combine: %s is %s", name, workdir)
     return out
 
@@ -29,6 +30,7 @@ def main(smk):
         raise combine.CombineError(f"target combine: the {smk.config['platform']} platform "
                                    "cannot race kernels of several campaigns side by side")
     provenance.check(smk.input.final, smk.config)
+    provenance.check(smk.input.workload, smk.config)
     racing = sources(smk)
     entrants_by_gemm = combine.candidates(racing)
     rows = []
