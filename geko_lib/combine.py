@@ -24,7 +24,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import campaign_state, integrity, layout
+from . import campaign_state, integrity, layout, workload
 from .errors import GekoError
 from .gemm import GemmProblem, GemmType
 from .library import logic as liblogic
@@ -102,10 +102,7 @@ def check_libs(workdir, recorded: dict) -> Path:
 
 def workload_gemms(path) -> set[tuple[GemmType, tuple]]:
     """(GEMM type, size) of every GEMM of a campaign's workload.yaml."""
-    from . import summary, workload
-
-    return {(p.type, p.size) for p in (GemmProblem.from_row(row) for row in
-            summary.gemm_identity(workload.read(path)).to_dict("records"))}
+    return {(p.type, p.size) for p in workload.problems(workload.read(path))}
 
 
 def served(libs: dict[str, liblogic.LibraryLogic]) -> set[tuple[GemmType, tuple]]:
