@@ -29,15 +29,14 @@ def refuse_other_campaign(workdir, campaign: dict) -> None:
     campaign_state.check(workdir, campaign)
 
 
-def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir) -> None:
+def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir, mode: str) -> None:
     """combine_with naming a campaign of another platform, arch or library version (or no
     campaign) -> refused, naming its run_state.json and what differs; one whose final_libs/ is
     damaged -> refused, naming it (a missing one is Snakemake's missing input); one of another
     workload that serves GEMMs this one lacks -> refused, naming them, where this campaign's
     workload.yaml is already whole (else the combine job checks that)."""
     own = Path(workdir) / layout.WORKLOAD
-    # workload.yaml is not mode-dependent: its expected stamp is the same in every mode
-    expected = integrity.expected_provenance(campaign, "search", layout.WORKLOAD)
+    expected = integrity.expected_provenance(campaign, mode, layout.WORKLOAD)
     gemms = (combine.workload_gemms(own) if own.is_file()
              and integrity.problem(own, expected, workdir) is None else None)
     for other in workdirs:

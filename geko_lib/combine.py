@@ -105,10 +105,6 @@ def workload_gemms(path) -> set[tuple[GemmType, tuple]]:
     return {(p.type, p.size) for p in workload.problems(workload.read(path))}
 
 
-def served(libs: dict[str, liblogic.LibraryLogic]) -> set[tuple[GemmType, tuple]]:
-    return {(lib.gemm_type, size) for lib in libs.values() for size, _, _ in lib.size_entries()}
-
-
 def check_part_of(workdir, recorded: dict, campaign: dict, libs: dict,
                   gemms: set[tuple[GemmType, tuple]] | None) -> None:
     """A campaign of another workload file is a source only where every GEMM its final_libs
@@ -117,9 +113,10 @@ def check_part_of(workdir, recorded: dict, campaign: dict, libs: dict,
     theirs = recorded.get("identity") or {}
     if gemms is None or theirs.get("workload_sha256") == campaign.get("workload_sha256"):
         return
-    foreign = sorted(served(libs) - gemms, key=lambda key: (str(key[0]), key[1]))
+    foreign = sorted({p for lib in libs.values() for p in liblogic.problems_of(lib)
+                      if (p.type, p.size) not in gemms}, key=lambda p: (str(p.type), p.size))
     if foreign:
-        names = ", ".join(GemmProblem(t, *size).name for t, size in foreign[:3])
+        names = ", ".join(p.name for p in foreign[:3])
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         raise CombineError(
             f"{Path(workdir) / layout.FINAL_LIBS}: serves {len(foreign)} GEMM(s) that are not in "
