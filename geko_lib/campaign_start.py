@@ -21,6 +21,7 @@ from pathlib import Path
 
 from . import campaign_lock, campaign_state, combine, integrity, layout
 from .campaign_lock import snakemake_locks
+from .library.collection import load_dir
 
 log = logging.getLogger("geko")
 
@@ -35,15 +36,26 @@ def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir, mode: str) -
     damaged -> refused, naming it (a missing one is Snakemake's missing input); one of another
     workload that serves GEMMs this one lacks -> refused, naming them, where this campaign's
     workload.yaml is already whole (else the combine job checks that)."""
+    gemms = None  # this campaign's GEMMs: read only for a source of another workload file
+    for other in workdirs:
+        recorded = combine.check_identity(other, campaign)
+        if not (Path(other) / layout.FINAL_LIBS).is_dir():
+            continue
+        libs = combine.check_libs(other, recorded)
+        if combine.same_workload(recorded, campaign):
+            continue
+        gemms = gemms if gemms is not None else _whole_workload_gemms(workdir, campaign, mode)
+        if gemms:
+            combine.check_part_of(other, recorded, dict(load_dir(libs)), gemms)
+
+
+def _whole_workload_gemms(workdir, campaign: dict, mode: str) -> set:
+    """The GEMMs of this campaign's workload.yaml; empty while it is missing or not whole."""
     own = Path(workdir) / layout.WORKLOAD
     expected = integrity.expected_provenance(campaign, mode, layout.WORKLOAD)
-    gemms = (combine.workload_gemms(own) if own.is_file()
-             and integrity.problem(own, expected, workdir) is None else None)
-    for other in workdirs:
-        if (Path(other) / layout.FINAL_LIBS).is_dir():
-            combine.check_source(other, campaign, Path(other).name, gemms)
-        else:
-            combine.check_identity(other, campaign)
+    if own.is_file() and integrity.problem(own, expected, workdir) is None:
+        return combine.workload_gemms(own)
+    return set()
 
 
 def pattern_glob(pattern: str) -> str:

@@ -105,19 +105,22 @@ def workload_gemms(path) -> set[tuple[GemmType, tuple]]:
     return {(p.type, p.size) for p in workload.problems(workload.read(path))}
 
 
-def check_part_of(workdir, recorded: dict, campaign: dict, libs: dict,
-                  gemms: set[tuple[GemmType, tuple]] | None) -> None:
-    """A campaign of another workload file is a source only where every GEMM its final_libs
-    serve is one of this campaign's (``gemms``; None: not known yet, not checked): the
-    combined library serves this workload."""
+def same_workload(recorded: dict, campaign: dict) -> bool:
+    """Whether a source's run state records this campaign's workload."""
     theirs = recorded.get("identity") or {}
-    if gemms is None or theirs.get("workload_sha256") == campaign.get("workload_sha256"):
-        return
+    return theirs.get("workload_sha256") == campaign.get("workload_sha256")
+
+
+def check_part_of(workdir, recorded: dict, libs: dict,
+                  gemms: set[tuple[GemmType, tuple]]) -> None:
+    """A campaign of another workload file is a source only where every GEMM its final_libs
+    serve is one of this campaign's (``gemms``): the combined library serves this workload."""
     foreign = sorted({p for lib in libs.values() for p in liblogic.problems_of(lib)
                       if (p.type, p.size) not in gemms}, key=lambda p: (str(p.type), p.size))
     if foreign:
         names = ", ".join(p.name for p in foreign[:3])
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        theirs = recorded.get("identity") or {}
         raise CombineError(
             f"{Path(workdir) / layout.FINAL_LIBS}: serves {len(foreign)} GEMM(s) that are not in "
             f"this campaign's workload ({names}{more}); its workload "
@@ -125,13 +128,14 @@ def check_part_of(workdir, recorded: dict, campaign: dict, libs: dict,
 
 
 def check_source(workdir, campaign: dict, name: str,
-                 gemms: set[tuple[GemmType, tuple]] | None) -> Source:
+                 gemms: set[tuple[GemmType, tuple]]) -> Source:
     """A finished campaign on the same platform, arch and library version, of this workload or
     a part of it (``gemms``: this campaign's GEMMs), whose final_libs/ is whole; refused
     otherwise, naming the file and what differs."""
     recorded = check_identity(workdir, campaign)
     one = source(name, check_libs(workdir, recorded))
-    check_part_of(workdir, recorded, campaign, one.libraries, gemms)
+    if not same_workload(recorded, campaign):
+        check_part_of(workdir, recorded, one.libraries, gemms)
     return one
 
 
