@@ -21,13 +21,48 @@ def _has_gpu() -> bool:
         return False
 
 
+# fixtures that exist to run the real workflow: a test asking for one is end-to-end (slow tier)
+END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_tune"})
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if END_TO_END_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a GPU (none here)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _starts_workflow(argv) -> bool:
+    """A command line that runs the real workflow: snakemake (not a dry run or lint) or geko."""
+    if isinstance(argv, (str, bytes, Path)):
+        argv = str(argv).split()
+    words = [str(a) for a in argv]
+    if any(w in ("--dry-run", "-n", "--lint", "--help", "-h", "--version") for w in words):
+        return False
+    names = {Path(w).name for w in words}
+    return bool(names & {"snakemake", "geko"}) or "geko_lib.cli" in words
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_runs_no_workflow(request, monkeypatch):
+    """The fast tier (the default) stays in process: a test outside the slow tier that starts
+    snakemake or geko fails here, naming the command, so an end-to-end run cannot slip in."""
+    if request.node.get_closest_marker("slow") or request.node.get_closest_marker("gpu"):
+        return
+    real_init = subprocess.Popen.__init__
+
+    def guarded(self, args, *rest, **kwargs):
+        if _starts_workflow(args):
+            raise AssertionError(f"{request.node.nodeid} starts the workflow "
+                                 f"({' '.join(map(str, args))[:200]}): mark it slow")
+        return real_init(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
 class Campaign:
