@@ -218,11 +218,35 @@ def test_rule_seeds_are_feasible_and_fill_the_gpu():
         assert all(tg.infeasible_reason(c, prob) is None for c in seeds)
         assert all(c.template in tg.DECODE_TEMPLATES for c in seeds)
         assert (any(c.template == "decode_fma" for c in seeds)) == (n <= 8)
-    # 1280 rows of 8 per program are 160 programs: split-K raises that past two per SM
+    # 1280 rows of 8 per program are 160 programs: split-K raises that past two per SM (one
+    # wave, at least, for the shard seeds: fewer slices to reduce)
     small = ctune.rule_seeds(problem(1280, 1, 8192))
     for cfg in small:
         programs = -(-1280 // cfg.block_n) * cfg.split_k
-        assert programs >= 2 * tg.H200_SMS or cfg.split_k == 16
+        wanted = tg.H200_SMS if cfg.template in ctune.SHARD_TEMPLATES else 2 * tg.H200_SMS
+        assert programs >= wanted or cfg.split_k == 16
+    # a tensor-parallel shard gets TMA and atomic-reduction seeds, split-K in both
+    shard = ctune.rule_seeds(problem(1280, 48, 8192))
+    for template in ctune.SHARD_TEMPLATES:
+        assert any(c.template == template and c.split_k > 1 for c in shard), template
+
+
+def test_tma_and_atomic_decode_rules_hand_computed():
+    shard = problem(1280, 96, 8192)
+    tma = tg.TritonConfig("decode_tma", 128, 64, 128, 1, 8, 8, 3)
+    assert reason(tma, shard) is None
+    assert "TN, a linear layer" in reason(tma, problem(1280, 96, 8192, "N", "N"))
+    assert "16-byte aligned rows: K = 1001" in reason(
+        tg.TritonConfig("decode_tma", 16, 64, 128, 1, 1, 4, 3), problem(1280, 16, 1001))
+    assert "split_k 1 < 2 for decode_tma_atomic (without split-K it is decode_tma)" in reason(
+        tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 1, 4, 3), shard)
+    assert reason(tg.TritonConfig("decode_mmaw_atomic", 16, 64, 128, 1, 1, 4, 3), shard) \
+        .startswith("split_k 1 < 2")
+    # ordered split-K parks one partial per slice; the atomic one a single zeroed tile
+    tiles = 1 * (1280 // 64)
+    assert tg.workspace_bytes(tma, shard) == tiles * 8 * 128 * 64 * 4
+    assert tg.workspace_bytes(tg.TritonConfig("decode_tma_atomic", 128, 64, 128, 1, 8, 8, 3),
+                              shard) == tiles * 128 * 64 * 4
 
 
 def test_seeds_from_an_earlier_tuning_come_first(tmp_path):
@@ -295,6 +319,13 @@ def test_templates_compile_for_sm90(cfg, prob):
     (tg.TritonConfig("decode_mma", 16, 64, 256, 1, 4, 4, 3), LLAMA_DECODE, "mma.sync"),
     # the weights as the MMA's rows: Hopper's warpgroup MMA
     (tg.TritonConfig("decode_mmaw", 16, 128, 128, 1, 2, 4, 4), LLAMA_DECODE, "wgmma"),
+    # panels by the tensor memory accelerator; split-K by 16-byte vector atomics
+    (tg.TritonConfig("decode_tma", 16, 64, 128, 1, 8, 4, 4), problem(1280, 16, 8192),
+     "cp.async.bulk.tensor"),
+    (tg.TritonConfig("decode_tma_atomic", 128, 64, 128, 1, 8, 8, 3), problem(1280, 96, 8192),
+     "add.v4.f32"),
+    (tg.TritonConfig("decode_mmaw_atomic", 16, 64, 256, 1, 8, 4, 3), problem(1280, 16, 8192),
+     "add.v4.f32"),
 ], ids=lambda v: getattr(v, "name", None) if not isinstance(v, str) else v)
 def test_decode_templates_compile_for_sm90(cfg, prob, wanted):
     pytest.importorskip("triton")
@@ -526,6 +557,19 @@ DECODE_GPU_CASES = (
        (tg.TritonConfig("decode_mma", 16, 64, 256, 1, 4, 4, 3), LLAMA_DECODE),
        (tg.TritonConfig("decode_mmaw", 128, 128, 128, 1, 2, 8, 3), problem(4096, 128, 4096)),
        (tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 1, 4, 4), problem(6144, 1, 4096))]
+    # the shard kernels: atomic split-K on every layout and odd sizes, TMA on TN (odd sizes:
+    # rows, tokens and K past the last box are zero-filled), tensor-parallel shard shapes
+    + [(tg.TritonConfig("decode_mmaw_atomic", 32, 64, 64, 1, 3, 4, 3),
+        problem(300, 40, 1000, ta, tb)) for ta in "NT" for tb in "NT"]
+    + [(tg.TritonConfig("decode_tma", 32, 64, 64, 1, 3, 4, 3), problem(300, 40, 1000)),
+       (tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 5, 4, 3), problem(300, 5, 1000)),
+       (tg.TritonConfig("decode_tma", 16, 64, 128, 1, 1, 4, 4), problem(8192, 1, 1024)),
+       (tg.TritonConfig("decode_tma", 16, 64, 128, 1, 8, 4, 4), problem(1280, 16, 8192)),
+       (tg.TritonConfig("decode_tma_atomic", 128, 64, 128, 1, 8, 8, 3),
+        problem(1280, 96, 8192)),
+       (tg.TritonConfig("decode_mmaw_atomic", 64, 64, 128, 1, 16, 4, 3),
+        problem(1280, 48, 8192)),
+       (tg.TritonConfig("decode_mmaw", 128, 64, 128, 1, 8, 8, 3), problem(1280, 96, 8192))]
 )
 
 
@@ -578,6 +622,9 @@ def test_gpu_other_types(types):
     (tg.TritonConfig("persistent_tma", 128, 128, 64, 8, 1, 8, 3), LLAMA_PREFILL),
     (tg.TritonConfig("decode_fma", 8, 8, 128, 1, 4, 4, 3), problem(4096, 8, 4096)),
     (tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 4, 4, 4), LLAMA_DECODE),
+    # the atomic reduction leaves its accumulator zeroed for the next replay
+    (tg.TritonConfig("decode_tma_atomic", 32, 64, 128, 1, 8, 4, 3), problem(1280, 24, 8192)),
+    (tg.TritonConfig("decode_mmaw_atomic", 16, 64, 128, 1, 4, 4, 3), LLAMA_DECODE),
 ], ids=lambda v: getattr(v, "name", None))
 def test_gpu_graph_replay(cfg, prob):
     timing, ops = gpu_ops(prob)

@@ -36,6 +36,16 @@ Templates:
   tokens, products summed once after the K loop: no tensor core padding); ``decode_mma`` runs
   ``tl.dot`` with the tokens as the MMA's rows (padded to 16), ``decode_mmaw`` with the weights
   as the MMA's rows (D^T = W X^T, so ``block_n`` >= 64 can use Hopper's warpgroup MMA).
+  Partial tiles of split-K are parked and summed only over the tile's valid rows and columns
+  (tokens padded to a power of two cost no reduction traffic).
+  ``decode_tma`` is ``decode_mmaw`` with both panels loaded by the tensor memory accelerator
+  (host-side descriptors on W and X as stored; TN layout only): the copy engine keeps
+  ``num_stages`` panels in flight per program without spending registers or load instructions.
+  The ``_atomic`` variants (``decode_mmaw_atomic``, ``decode_tma_atomic``) reduce split-K with
+  fp32 atomic adds into one zeroed tile per output tile, which the last-arriving program
+  converts, stores and zeroes again: the tail reads one tile instead of ``split_k`` of them
+  (with 1280 weight rows and many tokens the ordered sum's tail is several microseconds), at the
+  cost of bitwise determinism (the order of the fp32 adds varies; errors stay at bf16 rounding).
 
 torch and triton are imported lazily: this module imports (and ``TritonConfig`` /
 ``infeasible_reason`` / ``inductor_like_configs`` work) on a machine without them.
@@ -59,9 +69,16 @@ from ...gemm import BY_NAME, GemmProblem
 
 log = logging.getLogger(__name__)
 
-DECODE_TEMPLATES = ("decode_fma", "decode_mma", "decode_mmaw")
+DECODE_TEMPLATES = ("decode_fma", "decode_mma", "decode_mmaw", "decode_mmaw_atomic",
+                    "decode_tma", "decode_tma_atomic")
 TEMPLATES = ("tiled", "splitk", "persistent_tma") + DECODE_TEMPLATES
-DECODE_MODE = {"decode_fma": 0, "decode_mma": 1, "decode_mmaw": 2}  # the kernel's MODE
+# the decode kernel's MODE (0 CUDA cores, 1 tokens as the MMA's rows, 2 weights as its rows)
+DECODE_MODE = {"decode_fma": 0, "decode_mma": 1, "decode_mmaw": 2, "decode_mmaw_atomic": 2,
+               "decode_tma": 2, "decode_tma_atomic": 2}
+# split-K partials added into one zeroed fp32 tile by atomics (not parked and summed in order)
+ATOMIC_TEMPLATES = ("decode_mmaw_atomic", "decode_tma_atomic")
+# weight and token panels loaded by the tensor memory accelerator (host-side descriptors)
+TMA_DECODE_TEMPLATES = ("decode_tma", "decode_tma_atomic")
 MAX_FMA_REGS = 128  # fp32 product registers per thread (block_m x block_n x block_k) of decode_fma
 DECODE_WARPS = (1, 2, 4, 8)
 SMEM_LIMIT_H200 = 232448  # bytes of shared memory a block may opt into (sm_90)
@@ -175,11 +192,13 @@ def k_blocks(cfg: TritonConfig, k: int) -> int:
 
 
 def workspace_bytes(cfg: TritonConfig, problem: GemmProblem) -> int:
-    """fp32 partial tiles of the split-K reduction (splitk, decode with split_k > 1; else 0)."""
+    """fp32 partial tiles of the split-K reduction (splitk, decode with split_k > 1; else 0):
+    one per tile and slice, or one per tile for the atomic variants (kept zeroed)."""
     if cfg.split_k < 2 or cfg.template not in ("splitk",) + DECODE_TEMPLATES:
         return 0
     tiles = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n)
-    return tiles * cfg.split_k * cfg.block_m * cfg.block_n * 4
+    slices = 1 if cfg.template in ATOMIC_TEMPLATES else cfg.split_k
+    return tiles * slices * cfg.block_m * cfg.block_n * 4
 
 
 def tma_bases(problem: GemmProblem) -> dict:
@@ -280,6 +299,13 @@ def _decode_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> 
         return f"group_m {cfg.group_m} != 1 ({cfg.template} orders programs by weight panel)"
     if cfg.split_k < 1:
         return f"split_k {cfg.split_k} < 1"
+    if cfg.template in ATOMIC_TEMPLATES and cfg.split_k < 2:
+        return (f"split_k {cfg.split_k} < 2 for {cfg.template} (without split-K it is "
+                f"{cfg.template[:-len('_atomic')]})")
+    if cfg.template in TMA_DECODE_TEMPLATES:
+        reason = _tma_decode_reason(problem, in_bytes)
+        if reason is not None:
+            return reason
     reason = _beyond_problem(cfg, problem, {"block_m": low_m, "block_n": low_n, "block_k": 32})
     if reason is not None:
         return reason
@@ -299,6 +325,18 @@ def _decode_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> 
             return (f"shared memory {smem} B ({cfg.num_stages} stages x ({cfg.block_m}+"
                     f"{cfg.block_n}) x {cfg.block_k} x {in_bytes:g} B) > {smem_limit} B")
     return _split_reason(cfg, problem)
+
+
+def _tma_decode_reason(problem: GemmProblem, in_bytes: float) -> str | None:
+    """decode_tma loads W and X through descriptors on the stored matrices, K contiguous."""
+    t = problem.type
+    if (t.transA, t.transB) != ("T", "N"):
+        return (f"decode_tma needs K-contiguous weights and tokens (TN, a linear layer), got "
+                f"{t.transA}{t.transB}")
+    if (problem.k * in_bytes) % 16:
+        return f"TMA needs 16-byte aligned rows: K = {problem.k} elements = " \
+               f"{problem.k * in_bytes:g} B"
+    return None
 
 
 def _tile_reason(cfg: TritonConfig, problem: GemmProblem, smem_limit: int) -> str | None:
@@ -484,10 +522,12 @@ def _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr,
     """Split-K inside the launch: park this slice's fp32 partial tile, and let the program that
     arrives last at the tile's counter sum all slices in split order (deterministic), store D
     and reset the counter (so the launch can be replayed)."""
-    # partial tiles of one tile are contiguous: ws[tile, split, BLOCK_M, BLOCK_N]
+    # partial tiles of one tile are contiguous: ws[tile, split, BLOCK_M, BLOCK_N]; only the
+    # tile's valid cells are parked and summed (padding rows cost no traffic)
     cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]  # noqa
+    valid = (rm[:, None] < R) & (rn[None, :] < C)
     tile_ws = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)  # noqa: F821
-    tl.store(tile_ws + split * (BLOCK_M * BLOCK_N) + cell, acc)  # noqa: F821
+    tl.store(tile_ws + split * (BLOCK_M * BLOCK_N) + cell, acc, mask=valid)  # noqa: F821
     # every thread's partial store precedes the counter's release (CTA barrier, then a
     # gpu-scope acq_rel atomic: the classic threadfence-reduction pattern)
     tl.debug_barrier()  # noqa: F821
@@ -498,9 +538,44 @@ def _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr,
         for s in tl.static_range(SPLIT_K):  # noqa: F821
             # .cg: read from L2, never from a possibly stale L1 line
             total += tl.load(tile_ws + s * (BLOCK_M * BLOCK_N) + cell,  # noqa: F821
-                             cache_modifier=".cg")
+                             mask=valid, other=0.0, cache_modifier=".cg")
         _store_tile(d_ptr, total, rm, rn, R, C, sdr, sdc)
         tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")  # noqa: F821
+
+
+def _reduce_atomic(acc, ws_ptr, count_ptr, tile, d_ptr, rm, rn, R, C, sdr, sdc,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                   SPLIT_K: tl.constexpr):  # noqa: F821
+    """Split-K inside the launch by fp32 atomics: every slice adds its partial tile into the
+    tile's zeroed accumulator ws[tile, BLOCK_M, BLOCK_N]; the program that arrives last reads
+    it once, stores D, and zeroes accumulator and counter for the next call."""
+    cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]  # noqa
+    valid = (rm[:, None] < R) & (rn[None, :] < C)
+    tile_ws = ws_ptr + tile.to(tl.int64) * (BLOCK_M * BLOCK_N) + cell  # noqa: F821
+    tl.atomic_add(tile_ws, acc, mask=valid, sem="relaxed", scope="gpu")  # noqa: F821
+    tl.debug_barrier()  # noqa: F821
+    arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")  # noqa: F821
+    if arrived == SPLIT_K - 1:
+        tl.debug_barrier()  # noqa: F821
+        total = tl.load(tile_ws, mask=valid, other=0.0, cache_modifier=".cg")  # noqa: F821
+        _store_tile(d_ptr, total, rm, rn, R, C, sdr, sdc)
+        tl.store(tile_ws, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32),  # noqa: F821
+                 mask=valid)
+        tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")  # noqa: F821
+
+
+def _finish_decode(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                   SPLIT_K: tl.constexpr, ATOMIC: tl.constexpr):  # noqa: F821
+    """Store a decode program's [BLOCK_M, BLOCK_N] result, or reduce it over split-K."""
+    if SPLIT_K == 1:
+        _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
+    elif ATOMIC:
+        _reduce_atomic(acc, ws_ptr, count_ptr, tile, d_ptr, rm, rn, R, C, sdr, sdc,
+                       BLOCK_M, BLOCK_N, SPLIT_K)
+    else:
+        _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                      BLOCK_M, BLOCK_N, SPLIT_K)
 
 
 def _decode_k_loop(x_ptr, y_ptr, rm, rn, K, kb_start, kb_stop, sxr, sxk, syk, syc,
@@ -552,7 +627,8 @@ def _decode_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
                    sdr, sdc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
                    BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,  # noqa: F821
                    EVEN_K: tl.constexpr, MODE: tl.constexpr,  # noqa: F821
-                   PRECISION: tl.constexpr, UNROLL: tl.constexpr):  # noqa: F821
+                   PRECISION: tl.constexpr, UNROLL: tl.constexpr,  # noqa: F821
+                   ATOMIC: tl.constexpr):  # noqa: F821
     tile = tl.program_id(0)  # noqa: F821
     split = tl.program_id(1)  # noqa: F821
     tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
@@ -564,11 +640,32 @@ def _decode_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, sy
     kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
     acc = _decode_k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_start, kb_stop, sxr, sxk, syk,
                          syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, MODE, PRECISION, UNROLL)
-    if SPLIT_K == 1:
-        _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
-    else:
-        _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
-                      BLOCK_M, BLOCK_N, SPLIT_K)
+    _finish_decode(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
+                   BLOCK_M, BLOCK_N, SPLIT_K, ATOMIC)
+
+
+def _decode_tma_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr, sdc,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
+                       BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,  # noqa: F821
+                       PRECISION: tl.constexpr, ATOMIC: tl.constexpr):  # noqa: F821
+    """decode_mmaw with both panels loaded by TMA: W [BLOCK_N, BLOCK_K] and X [BLOCK_M,
+    BLOCK_K] boxes of the stored (K-contiguous) matrices, zero-filled past their ends."""
+    tile = tl.program_id(0)  # noqa: F821
+    split = tl.program_id(1)  # noqa: F821
+    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
+    r0 = (tile % tiles_m) * BLOCK_M
+    c0 = (tile // tiles_m) * BLOCK_N
+    kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
+    acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # noqa: F821
+    for kb in tl.range(kb_start, kb_stop):  # noqa: F821
+        k0 = kb * BLOCK_K
+        w = w_desc.load([c0, k0])
+        x = x_desc.load([r0, k0])
+        acc = tl.dot(w, tl.trans(x), acc, input_precision=PRECISION)  # noqa: F821
+    rm = r0 + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = c0 + tl.arange(0, BLOCK_N)  # noqa: F821
+    _finish_decode(tl.trans(acc), ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C,  # noqa
+                   sdr, sdc, BLOCK_M, BLOCK_N, SPLIT_K, ATOMIC)
 
 
 def _persistent_tma_kernel(x_desc, y_desc, d_desc, R, C, K,
@@ -607,13 +704,14 @@ def _jit() -> dict:
 
     module = globals()
     for helper in ("_grouped_tile", "_k_loop", "_k_slice", "_store_tile", "_reduce_split",
-                   "_decode_k_loop"):
+                   "_reduce_atomic", "_finish_decode", "_decode_k_loop"):
         if not isinstance(module[helper], triton.JITFunction):
             module[helper] = triton.jit(module[helper])
-    decode = triton.jit(_decode_kernel)
+    decode, decode_tma = triton.jit(_decode_kernel), triton.jit(_decode_tma_kernel)
     return {"tiled": triton.jit(_tiled_kernel), "splitk": triton.jit(_splitk_kernel),
             "persistent_tma": triton.jit(_persistent_tma_kernel),
-            **{name: decode for name in DECODE_TEMPLATES}}
+            **{name: decode_tma if name in TMA_DECODE_TEMPLATES else decode
+               for name in DECODE_TEMPLATES}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -642,12 +740,16 @@ def _tiles(cfg: TritonConfig, rows: int, cols: int) -> int:
 def _constexprs(cfg: TritonConfig, problem: GemmProblem) -> dict:
     out = {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k,
            "GROUP_M": cfg.group_m, "PRECISION": precision(problem)}
-    if cfg.template in DECODE_TEMPLATES:
+    if cfg.template in TMA_DECODE_TEMPLATES:
+        del out["GROUP_M"]
+        out.update(SPLIT_K=cfg.split_k, ATOMIC=cfg.template in ATOMIC_TEMPLATES)
+    elif cfg.template in DECODE_TEMPLATES:
         del out["GROUP_M"]
         # decode_fma: num_stages is the K loop's unroll factor (no pipeline to deepen)
         out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0,
                    MODE=DECODE_MODE[cfg.template],
-                   UNROLL=cfg.num_stages if cfg.template == "decode_fma" else 1)
+                   UNROLL=cfg.num_stages if cfg.template == "decode_fma" else 1,
+                   ATOMIC=cfg.template in ATOMIC_TEMPLATES)
     elif cfg.template == "splitk":
         out.update(SPLIT_K=cfg.split_k, EVEN_K=problem.k % cfg.block_k == 0)
     elif cfg.template == "tiled":
@@ -664,6 +766,14 @@ def _call(cfg: TritonConfig, problem: GemmProblem, x, y, d, ws=None, counts=None
     kwargs = _constexprs(cfg, problem) | {"num_warps": cfg.num_warps,
                                          "num_stages": cfg.num_stages}
     tiles = _tiles(cfg, rows, cols)
+    if cfg.template in TMA_DECODE_TEMPLATES:
+        # x is X (rows x K) and y is W (cols x K) as stored, K contiguous
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        descs = [TensorDescriptor(base, [extent, k], [k, 1], [block, cfg.block_k])
+                 for base, extent, block in ((x, rows, cfg.block_m), (y, cols, cfg.block_n))]
+        args = (*descs, d, ws, counts, rows, cols, k, *g["sd"])
+        return (tiles, cfg.split_k), args, kwargs
     if cfg.template == "tiled":
         args = (x, y, d, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
         return (tiles,), args, kwargs
@@ -731,9 +841,17 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
     strides = {"R": problem.n, "C": problem.m, "K": problem.k, "sx": tuple(x.stride()),
                "sy": tuple(y.stride()), "sd": tuple(d.stride())}
     if workspace_bytes(cfg, problem) or cfg.template in DECODE_TEMPLATES:
-        # (decode with split_k 1 never touches them, but takes the same argument types)
-        ws = _workspace(device, workspace_bytes(cfg, problem) // 4, "float32", zero=False)
+        # (decode with split_k 1 never touches them, but takes the same argument types; the
+        # atomic variants accumulate into a zeroed buffer that every launch leaves zeroed)
+        ws = _workspace(device, workspace_bytes(cfg, problem) // 4, "float32",
+                        zero=cfg.template in ATOMIC_TEMPLATES)
         counts = _workspace(device, _tiles(cfg, problem.n, problem.m), "int32", zero=True)
+    if cfg.template in TMA_DECODE_TEMPLATES:
+        y = y.T  # W as stored (M x K); infeasible_reason has checked the TN layout
+        for name, base in (("x", x), ("w", y)):
+            if base.stride(1) != 1 or base.stride(0) != problem.k:
+                raise ValueError(f"{cfg.name}: TMA base {name} must be K-contiguous, strides "
+                                 f"{tuple(base.stride())}")
     if cfg.template == "persistent_tma":
         # descriptors on the stored tensors, last dimension contiguous
         x = x if tma_bases(problem)["x"]["k_major"] else x.T

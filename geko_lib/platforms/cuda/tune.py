@@ -56,7 +56,7 @@ SPACES = {
     # the general split-K template beside it; block_m is tokens per pass
     "decode": {
         "kernel": ([{"template": t, "split_k": s} for t in tg.DECODE_TEMPLATES
-                    for s in (1, 2, 4, 8, 16)]
+                    for s in (1, 2, 4, 8, 16) if s > 1 or t not in tg.ATOMIC_TEMPLATES]
                    + [{"template": "splitk", "split_k": s} for s in (2, 4, 8)]),
         "block_m": [1, 2, 4, 8, 16, 32, 64, 128],
         "block_n": [8, 16, 32, 64, 128, 256],
@@ -281,13 +281,19 @@ FMA_SEEDS = ((8, 1024, 4), (8, 512, 4), (8, 256, 4), (16, 256, 4), (8, 1024, 8),
 MMAW_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 4), (128, 64, 4, 4),
               (32, 128, 4, 4), (128, 128, 8, 3))
 MMA_SEEDS = ((32, 256, 4, 4), (64, 128, 4, 4), (32, 128, 2, 4))
+# small weight matrices (tensor-parallel shards, 16-21 MB: 1280 x K 8192, 8192 x K 1024): TMA
+# panels and the atomic split-K reduction, split to one and two waves of programs as well
+SHARD_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 3))
+SHARD_TEMPLATES = ("decode_tma", "decode_tma_atomic", "decode_mmaw_atomic")
+SHARD_TARGETS = (tg.H200_SMS, TARGET_PROGRAMS, 2 * TARGET_PROGRAMS)
 
 
 def rule_seeds(problem: GemmProblem) -> list[tg.TritonConfig]:
     """Configs shaped by the decode measurements (shared/reference/h200_measurements.md):
     up to 8 tokens on the CUDA cores with 8-16 weight rows x 256-1024 K per program, more
     tokens through tl.dot (weights as the MMA's rows first); each split-K to two targets of
-    programs per SM."""
+    programs per SM; for small weight matrices also TMA panels and the atomic split-K
+    reduction, split to one wave of programs too (fewer slices, a shorter reduction)."""
     tokens = tg._next_pow2(problem.n)
     shapes = []
     if problem.n <= 8:
@@ -301,6 +307,10 @@ def rule_seeds(problem: GemmProblem) -> list[tg.TritonConfig]:
             warps = 8 if mma_m * bn >= 128 * 64 else w
             shapes += [(template, mma_m, bn, bk, warps, stages, t)
                        for t in (TARGET_PROGRAMS, 2 * TARGET_PROGRAMS)]
+    for template in SHARD_TEMPLATES:
+        for bn, bk, w, stages in SHARD_SEEDS:
+            warps = 8 if mma_m * bn >= 128 * 64 else w
+            shapes += [(template, mma_m, bn, bk, warps, stages, t) for t in SHARD_TARGETS]
     out = [_seed(template, problem, *rest) for template, *rest in shapes]
     return [c for c in dict.fromkeys(out) if c is not None]
 
