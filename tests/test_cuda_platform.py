@@ -147,3 +147,124 @@ def test_runtime_refuses_a_library_with_a_broken_solution_naming_the_file(tmp_pa
         runtime.load(tmp_path)
     with pytest.raises(PlatformError, match="no library-logic files"):
         runtime.load(tmp_path / "empty")
+
+
+# --- decisions near a boundary are re-timed (issue 23) -----------------------------------------
+
+class FakeGpu:
+    """Stands in for the GPU under CudaPlatform.bench / search_one: a call is (solution name,
+    operand salt); a side-by-side round gives each variant the time its script says for that
+    round (per name: one time per round), three replays each."""
+
+    def __init__(self, monkeypatch, platform, script):
+        self.script, self.rounds, self.salts = script, [], []
+        monkeypatch.setattr(cp, "use_device", lambda device: None)
+        monkeypatch.setattr(platform, "_operands",
+                            lambda problem, device, salt=0: self.salts.append(salt) or [salt])
+        monkeypatch.setattr(platform, "launchers", lambda sol, problem, sets, device:
+                            [(sol["SolutionNameMin"], sets[0])])
+        monkeypatch.setattr(platform, "default_solution", lambda problem, device: dict(DEFAULT))
+        monkeypatch.setattr(cp.timing, "time_side_by_side", self.side_by_side)
+        monkeypatch.setattr(cp.timing, "checked_error", lambda call, ops, ref=None: 1e-3)
+
+    def side_by_side(self, variants, repeats=15, warmup=2, target_us=2000.0):
+        names = [calls[0][0] for calls in variants]
+        self.rounds.append(names)
+        out = []
+        for name in names:
+            times = self.script[name]
+            us = times[min(len(self.rounds), len(times)) - 1]
+            samples = (us * 0.995, us, us * 1.005)
+            out.append(cp.timing.Timing(us=us, spread=0.01, calls=4, graph=True,
+                                        samples=samples))
+        return out
+
+
+DEFAULT = {"SolutionNameMin": cp.DEFAULT_NAME, "Backend": "default"}
+
+
+def tuned_library(monkeypatch, solutions):
+    monkeypatch.setattr(cp, "library_solutions", lambda library: solutions)
+
+
+def test_a_kept_kernel_near_the_keep_threshold_is_retimed_on_fresh_operands(monkeypatch):
+    platform = cp.CudaPlatform(cp.SearchSettings(keep_threshold=1.03))
+    near, far = GemmProblem(BF16_TN, 1280, 16, 1, 8192), GemmProblem(BF16_TN, 4096, 1, 1, 4096)
+    tuned = {"SolutionNameMin": "lt_near", "Backend": "cublaslt"}
+    quick = {"SolutionNameMin": "lt_far", "Backend": "cublaslt"}
+    tuned_library(monkeypatch, {cp.problem_key(near): tuned, cp.problem_key(far): quick})
+    # round 1 says 1.04x (kept at 1.03), the two fresh rounds 1.01x: not kept after all
+    gpu = FakeGpu(monkeypatch, platform, {"lt_near": [10.0, 10.0, 10.0],
+                                          cp.DEFAULT_NAME: [10.4, 10.1, 10.1],
+                                          "lt_far": [8.0]})
+    table = platform.bench([near, far], None, 0, library="lib")
+    assert len(gpu.rounds) == 1 + cp.RETIME_ROUNDS + 1  # near: 3 rounds, far: one
+    assert len(set(gpu.salts)) == 1 + cp.RETIME_ROUNDS  # each re-timing on fresh operands
+    by_name = table.set_index("solution_name")
+    assert by_name.loc["lt_near", "us_paired_reference"] / by_name.loc["lt_near", "us"] < 1.03
+    # per-replay ratios 1.04 (round 1) and 1.01 (rounds 2, 3): the spread that decided
+    assert by_name.loc["lt_near", "spread_pct"] == pytest.approx(100 * 0.03 / 1.01, abs=0.01)
+    assert by_name.loc["lt_far", "us_paired_reference"] / by_name.loc["lt_far", "us"] > 1.2
+    assert 0 <= by_name.loc["lt_far", "spread_pct"] < 0.1
+
+
+class FakeLt:
+    def __init__(self, names):
+        self.names = names
+
+    def heuristic(self, count):
+        return [(FakeCfg(n), n) for n in self.names[:count]]
+
+    def enumerate(self):
+        return iter(())
+
+    @staticmethod
+    def call(algo, ops, workspace):
+        return (algo, ops)
+
+
+class FakeCfg:
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, other):
+        return self.name == other.name
+
+
+def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
+    platform = cp.CudaPlatform(settings)
+    gpu = FakeGpu(monkeypatch, platform, script)
+    names = [n for n in script if n != cp.DEFAULT_NAME]
+    monkeypatch.setattr(platform, "_lt", lambda problem: FakeLt(names))
+    monkeypatch.setattr(platform, "_workspace", lambda device: None)
+    monkeypatch.setattr(platform, "cublaslt_solution", lambda cfg, device: {
+        "SolutionNameMin": cfg.name, "Backend": "cublaslt"})
+    monkeypatch.setattr(cp.timing, "time_calls", lambda calls, **kw: cp.timing.Timing(
+        script[calls[0][0]][0], 0.0, 4, True))
+    rows = platform.search_one(GemmProblem(BF16_TN, 8192, 16, 1, 1024), 0)
+    return gpu, pd.DataFrame(rows).set_index("solution_name")
+
+
+def test_search_near_ties_are_retimed_and_won_by_the_lowest_solution_index(monkeypatch):
+    a, b = sorted(["lt_x", "lt_y"], key=cp.solution_index_of)  # a has the lower index
+    # b measures faster in every round, but within the tie band of a; c is clearly slower
+    gpu, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], b: [6.0, 6.02, 6.01],
+                                          a: [6.05, 6.04, 6.05], "lt_z": [7.0]})
+    final = rows[rows["stage"] == "final"]
+    assert final.loc[a, "eligible"] and not final.loc[b, "eligible"]
+    assert final.loc[b, "tie_with"] == a
+    # only the two near the fastest were re-timed, on fresh operands
+    assert gpu.rounds[1:] == [[b, a]] * cp.RETIME_ROUNDS or \
+        gpu.rounds[1:] == [[a, b]] * cp.RETIME_ROUNDS
+    assert final.loc["lt_z", "eligible"] and final.loc["lt_z", "tie_with"] == ""
+    assert final["spread_pct"].notna().all()
+
+
+def test_search_a_clear_winner_is_not_retimed(monkeypatch):
+    gpu, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], "lt_x": [6.0],
+                                          "lt_y": [6.5]})
+    assert len(gpu.rounds) == 1
+    assert rows.loc[["lt_x", "lt_y"], "eligible"].all()

@@ -35,6 +35,15 @@ from .solutions import solutions_in, validate_solution  # noqa: F401 (the platfo
 log = logging.getLogger(__name__)
 
 DEFAULT_NAME = "cublaslt_heuristic_default"
+# Decisions made near a boundary are re-timed before they are made (issue 23: the same kernel
+# measured 2.8% apart in two columns of one run, the keep threshold is 3%): a tuned kernel whose
+# ratio to the default lies within RETIME_BAND of the keep threshold, and every search finalist
+# within RETIME_BAND of the fastest, get RETIME_ROUNDS more side-by-side rounds, each on fresh
+# rotating operands; finalists that end within TIE_BAND of the fastest are a tie, won by the
+# lowest solution index (the winners' own tiebreak), so two campaigns ship the same kernel.
+RETIME_BAND = 0.02
+RETIME_ROUNDS = 2
+TIE_BAND = 0.01
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class SearchSettings:
     finalists: int = 6  # re-timed side by side and checked numerically
     workspace_mb: int = 32
     err_thr: float = 0.01
+    keep_threshold: float | None = None  # the campaign's up_thr; None: re-time near 1.0
 
 
 def solution_index_of(name: str) -> int:
@@ -125,7 +135,9 @@ class CudaPlatform:
             max_candidates=int(cuda.get("max_candidates", SearchSettings.max_candidates)),
             finalists=int(cuda.get("finalists", SearchSettings.finalists)),
             workspace_mb=int(cuda.get("workspace_mb", SearchSettings.workspace_mb)),
-            err_thr=float(config.get("err_thr", SearchSettings.err_thr)))
+            err_thr=float(config.get("err_thr", SearchSettings.err_thr)),
+            keep_threshold=(float(config["up_thr"]) if config.get("up_thr") is not None
+                            else None))
         return cls(settings, seed=int(cuda.get("seed", 0)), arch=config.get("arch", "h200"),
                    tune_options=cuda.get("tune") or {})
 
@@ -207,7 +219,7 @@ class CudaPlatform:
         use_device(device)
         chosen = library_solutions(library) if library is not None else {}
         rows = []
-        t = timing.torch()
+        t = timing.torch() if library is None else None  # torch.matmul is timed beside it
         for problem in problems:
             sets = self._operands(problem, device)
             default = self.default_solution(problem, device)
@@ -219,6 +231,10 @@ class CudaPlatform:
                 variants.append(self.launchers(default, problem, sets, device))
             timings = timing.time_side_by_side(variants)
             extra = {}
+            if len(timings) > 1 and library is not None:
+                timings = self._settle_keep(problem, [solution, default], timings, device)
+                extra["spread_pct"] = round(
+                    100 * timing.paired_ratio_spread(timings[1], timings[0]), 3)
             if len(timings) > 1:
                 name = "torch_us" if library is None else "us_paired_reference"
                 extra[name] = round(timings[1].us, 4)
@@ -227,6 +243,48 @@ class CudaPlatform:
             if progress is not None:
                 progress(1)
         return results_frame(rows, RESULT_COLUMNS)
+
+    def _retimed(self, problem: GemmProblem, solutions: list, first: list, device: int) -> list:
+        """``first`` (side-by-side timings of ``solutions``) merged with RETIME_ROUNDS more
+        rounds, each on fresh rotating operands, the solutions interleaved."""
+        rounds = [first]
+        for r in range(RETIME_ROUNDS):
+            fresh = self._operands(problem, device, salt=101 + r)
+            rounds.append(timing.time_side_by_side(
+                [self.launchers(sol, problem, fresh, device) for sol in solutions]))
+            del fresh
+        return [timing.merged(list(per)) for per in zip(*rounds)]
+
+    def _settle_keep(self, problem: GemmProblem, solutions: list, timings: list,
+                     device: int) -> list:
+        """The tuned kernel beside the default: re-timed when their ratio is within
+        RETIME_BAND of the keep threshold (the campaign's up_thr; 1.0 without one)."""
+        threshold = self.settings.keep_threshold or 1.0
+        if abs(timings[1].us / timings[0].us - threshold) > RETIME_BAND:
+            return timings
+        return self._retimed(problem, solutions, timings, device)
+
+    def _settle_ties(self, problem: GemmProblem, timed: list, timings: list, errors: list,
+                     device: int) -> tuple[list, dict]:
+        """Search finalists within RETIME_BAND of the fastest correct one re-timed side by
+        side; of those within TIE_BAND of the fastest after that, the lowest solution index
+        wins: {position: winner's name} of the tie's losers."""
+        ok = [i for i, e in enumerate(errors) if e < self.settings.err_thr]
+        if not ok:
+            return timings, {}
+        best = min(timings[i].us for i in ok)
+        near = [i for i in ok if timings[i].us <= best * (1 + RETIME_BAND)]
+        if len(near) > 1:
+            again = self._retimed(problem, [timed[i][0] for i in near],
+                                  [timings[i] for i in near], device)
+            timings = list(timings)
+            for i, t in zip(near, again):
+                timings[i] = t
+            best = min(timings[i].us for i in near)
+        tied = [i for i in near if timings[i].us <= best * (1 + TIE_BAND)]
+        names = {i: timed[i][0]["SolutionNameMin"] for i in tied}
+        winner = min(tied, key=lambda i: (solution_index_of(names[i]), names[i]))
+        return timings, {i: names[winner] for i in tied if i != winner}
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
         use_device(device)
@@ -277,15 +335,17 @@ class CudaPlatform:
             (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
             for c, a, _ in finalists]
         timings = timing.time_side_by_side([calls for _, calls in timed])  # same operands
-        for (solution, calls), measured in zip(timed, timings):
-            us = measured.us
-            error = timing.checked_error(calls[0], sets[0])
+        errors = [timing.checked_error(calls[0], sets[0]) for _, calls in timed]
+        timings, tie_lost = self._settle_ties(problem, timed, timings, errors, device)
+        for i, ((solution, _), measured, error) in enumerate(zip(timed, timings, errors)):
             ok = error < s.err_thr
             if not ok:
                 log.warning("%s: %s rejected, relative error %.3g", problem.name,
                             solution["SolutionNameMin"], error)
-            rows.append(self._row(problem, solution, us, device, stage="final", error=error,
-                                  eligible=ok))
+            rows.append(self._row(problem, solution, measured.us, device, stage="final",
+                                  error=error, eligible=ok and i not in tie_lost,
+                                  spread_pct=round(100 * measured.spread, 3),
+                                  tie_with=tie_lost.get(i, "")))
         log.info("%s: screened %d configurations in %.1f s", problem.name, len(screened),
                  s.budget_s)
         return rows

@@ -147,6 +147,27 @@ class Timing:
     spread: float  # (max - min) / median over the repeats
     calls: int  # calls per replay
     graph: bool  # False when the calls could not be captured and ran eagerly
+    samples: tuple = ()  # time per call of every replay, in the order they ran
+
+
+def merged(timings: Sequence[Timing]) -> Timing:
+    """One variant's timings of several side-by-side rounds as one: median and spread over
+    every replay of every round."""
+    samples = [s for t in timings for s in t.samples]
+    median = statistics.median(samples)
+    return Timing(us=median, spread=(max(samples) - min(samples)) / median,
+                  calls=timings[0].calls, graph=all(t.graph for t in timings),
+                  samples=tuple(samples))
+
+
+def paired_ratio_spread(reference: Timing, tuned: Timing) -> float:
+    """(max - min) / median of the per-replay ratios reference / tuned, replays paired in the
+    order they ran (side by side, each pair ran back to back)."""
+    ratios = [r / t for r, t in zip(reference.samples, tuned.samples)]
+    if not ratios:
+        return math.nan
+    median = statistics.median(ratios)
+    return (max(ratios) - min(ratios)) / median
 
 
 def _event_pair():
@@ -216,7 +237,7 @@ def prepare(calls: Sequence[Callable[[], None]], target_us: float = 2000.0,
 def _summary(samples: list[float], prepared: Prepared) -> Timing:
     median = statistics.median(samples)
     return Timing(us=median, spread=(max(samples) - min(samples)) / median,
-                  calls=prepared.calls, graph=prepared.graph)
+                  calls=prepared.calls, graph=prepared.graph, samples=tuple(samples))
 
 
 def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: int = 2,
