@@ -1,7 +1,9 @@
 """geko's log line format, in one place: the original's ``GEKO:INFO [module:function] message``.
 
-The original logs through a logger named ``GEKO`` with lines such as
-``GEKO:INFO [optim:run] ...``; every geko log line (job logs under ``logs/``, the ``geko``
+The original logs through a logger named ``GEKO`` (:data:`LOGGER`) with lines such as
+``GEKO:INFO [optim:run] ...``; geko_lib logs through that logger too (so
+``logging.getLogger("GEKO").setLevel(logging.DEBUG)`` works as in the original's README), and
+every geko log line (job logs under ``logs/``, the ``geko``
 command's own lines) has that shape, so what a user greps for in the original's output is found
 in geko's. ``module`` is the Python module that logged (a workflow script appears under its own
 name: Snakemake runs a copy called ``tmp<random>.<script>.py``, and the random part is dropped).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 
+LOGGER = "GEKO"  # the original's logger name: every geko_lib module logs through it
 FORMAT = "GEKO:%(levelname)s [%(module)s:%(funcName)s] %(message)s"
 PREFIX = "GEKO:"  # every line starts with it; then the level name
 _SNAKEMAKE_COPY = re.compile(r"^tmp[A-Za-z0-9_]+\.")
