@@ -30,8 +30,9 @@ from ...tuning import configure as tuning_configure
 from ...tuning import ga
 from ...tuning import optimize as tune
 from . import triton_gemm as tg
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 FORMAT = "geko-triton-tuning"
 VERSION = 1
@@ -56,7 +57,7 @@ SPACES = {
     # the general split-K template beside it; block_m is tokens per pass
     "decode": {
         "kernel": ([{"template": t, "split_k": s} for t in tg.DECODE_TEMPLATES
-                    for s in (1, 2, 4, 8, 16) if s > 1 or t not in tg.ATOMIC_TEMPLATES]
+                    for s in (1, 2, 4, 8, 16, 32) if s > 1 or t not in tg.ATOMIC_TEMPLATES]
                    + [{"template": "splitk", "split_k": s} for s in (2, 4, 8)]),
         "block_m": [1, 2, 4, 8, 16, 32, 64, 128],
         "block_n": [8, 16, 32, 64, 128, 256],
@@ -282,8 +283,12 @@ MMAW_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 4), (128, 64, 4, 4
               (32, 128, 4, 4), (128, 128, 8, 3))
 MMA_SEEDS = ((32, 256, 4, 4), (64, 128, 4, 4), (32, 128, 2, 4))
 # small weight matrices (tensor-parallel shards, 16-21 MB: 1280 x K 8192, 8192 x K 1024): TMA
-# panels and the atomic split-K reduction, split to one and two waves of programs as well
-SHARD_SEEDS = ((64, 128, 4, 4), (64, 256, 4, 3), (128, 128, 4, 3))
+# panels and the atomic split-K reduction, split to one and two waves of programs as well; the
+# fastest of bench/decode_sweep.py on the Llama-3-70B TP-8 shards (RESULTS.md, issue 23) were
+# decode_tma_atomic 64 rows x 64-128 K split 16-32 for 1280 rows, decode_tma 64 x 128-256 K
+# unsplit for 7168-8192 rows (their winners ship in profiles/h200/decode_seeds/tp8)
+SHARD_SEEDS = ((64, 128, 4, 4), (64, 128, 4, 3), (64, 64, 4, 4), (128, 64, 4, 3),
+               (64, 256, 4, 4))
 SHARD_TEMPLATES = ("decode_tma", "decode_tma_atomic", "decode_mmaw_atomic")
 SHARD_TARGETS = (tg.H200_SMS, TARGET_PROGRAMS, 2 * TARGET_PROGRAMS)
 
