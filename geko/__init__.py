@@ -70,10 +70,22 @@ def __getattr__(name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a line is logged, not as it was at import."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
 def _setup_logger() -> None:
     logger = logging.getLogger(log_setup.LOGGER)
     if not logger.handlers:
-        logger.addHandler(log_setup.attach(logging.StreamHandler()))
+        logger.addHandler(log_setup.attach(_Stderr()))
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
 

@@ -26,9 +26,11 @@ import sys
 import time
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from .log_setup import LOGGER
+
 T = TypeVar("T")
 
-log = logging.getLogger("geko.progress")
+log = logging.getLogger(f"{LOGGER}.progress")
 
 DEFAULT_INTERVAL = 10.0
 ENV_INTERVAL = "GEKO_PROGRESS_INTERVAL"

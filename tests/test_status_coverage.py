@@ -497,7 +497,7 @@ def test_run_with_progress_uses_the_platform_callback_where_there_is_one(caplog)
     def without(problems, out_dir, device, duration=None):
         return "table"
 
-    caplog.set_level(logging.INFO, logger="geko.progress")
+    caplog.set_level(logging.INFO, logger=progress.log.name)
     os.environ[progress.ENV_INTERVAL] = "0"
     try:
         assert progress.run_with_progress(with_callback, [1, 2, 3], "search c", "out", 0,

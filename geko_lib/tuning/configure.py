@@ -33,12 +33,13 @@ from ..gemm import BY_NAME, GemmError, GemmProblem, GemmType
 from . import mi_designer as md
 from . import params as pm
 from . import yaml_writer as yw
+from ..log_setup import LOGGER
 
 
 class ConfigureError(GekoError, ValueError):
     """An unsupported arch, backend, option, size or data type for tuning configs."""
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 # --------------------------------------------------------------------------------------------
 # architectures

@@ -52,8 +52,9 @@ import numpy as np
 
 from .. import files
 from ..errors import GekoError
+from ..log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 Evaluate = Callable[[list], np.ndarray]
 CHECKPOINT_FORMAT = "geko-ga-checkpoint"

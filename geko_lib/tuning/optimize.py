@@ -18,8 +18,9 @@ from ..gemm import GemmProblem
 from ..library import logic
 from . import ga
 from .problem import TuningConfig
+from ..log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 CHECKPOINT = "step-00__ductile.checkpoint.json"
 # TensileLite's Ductile backend pickles its GA state as step-<NN>__ductile.checkpoint (rocm)

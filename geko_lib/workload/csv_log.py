@@ -11,8 +11,9 @@ import pandas as pd
 
 from .errors import WorkloadError
 from .table import _Rows, _normalize
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # --------------------------------------------------------------------------------------------

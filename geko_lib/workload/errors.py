@@ -6,8 +6,9 @@ import logging
 
 
 from ..errors import GekoError
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ import pandas as pd
 
 from .errors import WorkloadError
 from .size_list import _gemm_type_from_codes, _synthetic_rows
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 INLINE_PATH = "--inline"

@@ -13,8 +13,9 @@ from .errors import WorkloadError
 from .parsing import (_FALLBACK, _FirstLines, _check_not_trace, _count_lines, _decode,
                       _is_bench_line, _meaningful, _missing_file, _scalar)
 from .table import _LOG_FIELD_SET, _Rows, _normalize
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # --------------------------------------------------------------------------------------------

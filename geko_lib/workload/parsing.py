@@ -13,8 +13,9 @@ import yaml
 
 
 from .errors import WorkloadError
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 class _DuplicateKey(Exception):

@@ -66,8 +66,9 @@ from typing import Callable, Iterable, Sequence
 
 from ...errors import GekoError
 from ...gemm import BY_NAME, GemmProblem
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 DECODE_TEMPLATES = ("decode_fma", "decode_mma", "decode_mmaw", "decode_mmaw_atomic",
                     "decode_tma", "decode_tma_atomic")

@@ -17,8 +17,9 @@ from pathlib import Path
 from ... import library as liblogic
 from .. import PlatformError
 from .tensilelite import check_arch, run_tool, tool_argv, tool_env, tool_form
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 # TensileCreateLibrary's --code-object-version choices (TensileLite, rocm-libraries
 # projects/hipblaslt/tensilelite/Tensile/TensileCreateLibrary/ParseArguments.py)

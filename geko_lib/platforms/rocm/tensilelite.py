@@ -48,8 +48,9 @@ from ... import progress as _progress
 from ...tuning import optimize as tune
 from ...tuning.problem import TuningConfig
 from .. import PlatformError
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 BIN_DIR = Path("Tensile", "bin")
 MODULE_MAIN = Path("tensilelite", "__main__.py")
