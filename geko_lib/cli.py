@@ -36,9 +36,11 @@ from typing import Callable
 
 import yaml
 
-from . import campaign_progress, campaign_start, files, log_setup, terminal, utils, workload
-from .config_schema import (default, get_key, merged, schema, schema_defaults,  # noqa: F401
-                            schema_entry, set_key)
+from .campaign import lock as campaign_lock, progress as campaign_progress, \
+    snakemake_output, start as campaign_start
+from . import files, log_setup, terminal, utils, workload
+from .platforms import detect
+from .config_schema import default, get_key, merged, schema, schema_defaults, schema_entry, set_key
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -143,6 +145,10 @@ FLAGS = (
          "dir shared by every geko run of this user)", {"metavar": "DIR"}, absolute),
     Flag(("--no-verify",), "verify", "skip the numerical check of tuned kernels",
          {"action": "store_true"}, lambda given: not given),
+    Flag(("--discard-results",), "discard_results",
+         "let this run replace the finished results of another campaign or mode in the "
+         "workdir (refused otherwise); applies to this run only, never saved",
+         {"action": "store_true"}),
     Flag(("-v", "--verbose"), "verbosity",
          "logging of the command and of every job log: 0 WARNING, 1 INFO, 2 DEBUG "
          "(default {default})", {"type": int, "choices": enum("verbosity")}),
@@ -235,18 +241,22 @@ def read_saved(workdir: Path) -> dict:
     return saved
 
 
-def choose_platform(given: dict, saved: dict, environ) -> str:
+def choose_platform(given: dict, saved: dict, environ) -> detect.Choice:
     """--platform, else rocm where --hipblaslt is given, else the campaign's, else rocm where
-    GEKO_HIPBLASLT_PATH is set, else the schema default."""
+    GEKO_HIPBLASLT_PATH is set, else what this machine has (``geko_lib.platforms.detect``:
+    never the sim model where real hardware is present)."""
     if "platform" in given:
-        return given["platform"]
+        return detect.Choice(given["platform"], "", "asked for with --platform")
     if "rocm.hipblaslt_path" in given:
-        return "rocm"
+        return detect.Choice("rocm", "", "")
     if saved.get("platform"):
-        return saved["platform"]
+        return detect.Choice(saved["platform"], "", "the campaign's")
     if environ.get(HIPBLASLT_ENV):
-        return "rocm"
-    return default("platform")
+        return detect.Choice("rocm", "", "")
+    try:
+        return detect.choose(environ=environ)
+    except detect.NoCheckout as exc:
+        raise UsageError(str(exc)) from None
 
 
 def arch_choices(platform: str) -> tuple[str, ...]:
@@ -340,9 +350,10 @@ def check_rocm(config: dict) -> None:
         raise UsageError(f"--platform rocm: {exc}") from None
 
 
-def build_config(args, environ=None) -> tuple[dict, str]:
+def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     """(workflow config, target) from the arguments, the schema defaults and, when continuing
-    a campaign, the workdir's saved config."""
+    a campaign, the workdir's saved config; ``notes`` (a list) gets why the platform is the
+    one it is."""
     environ = os.environ if environ is None else environ
     values, given = vars(args), given_flags(args)
     continuing = not any(dest in values for dest in SOURCES)
@@ -357,10 +368,17 @@ def build_config(args, environ=None) -> tuple[dict, str]:
                          f"{given['platform']}")
     if values.get("until") == "configure" and mode != "tune":
         raise UsageError("--until configure is the review step of --tune (configure.py)")
-    platform = choose_platform(given, saved, environ)
+    choice = choose_platform(given, saved, environ)
+    platform = choice.platform
+    if notes is not None and choice.why:
+        notes.append(choice.why)
     config = merged(schema_defaults(), saved)
     config |= {"platform": platform, "mode": "tune" if mode == "tune" else "search",
-               "workdir": str(workdir)}
+               "workdir": str(workdir), "discard_results": False,
+               # --bench times for --benchmark-duration; the search/tune baseline as the original
+               "bench_timing": "duration" if mode == "bench" else "iterations"}
+    if choice.hipblaslt_path:
+        set_key(config, "rocm.hipblaslt_path", choice.hipblaslt_path)
     if not continuing:
         config |= workload_config(args)
         config["keep_thr"] = default("keep_thr", mode=mode)
@@ -375,23 +393,47 @@ def build_config(args, environ=None) -> tuple[dict, str]:
     return config, "combine" if "combine_with" in given else "final_libs"
 
 
+def saved_config(config: dict) -> dict:
+    """What geko_config.yaml keeps: the config without this run's one-off permissions."""
+    return config | {"discard_results": False}
+
+
+def config_overrides(config: dict) -> list[str]:
+    """snakemake ``--config`` items for what is not saved (``discard_results``)."""
+    return ["--config", "discard_results=true"] if config.get("discard_results") else []
+
+
 # --- running snakemake -----------------------------------------------------------------------
+
+def with_overrides(config: dict, extra: list[str]) -> list[str]:
+    """``extra`` with this run's unsaved config items (one ``--config`` option: a second one
+    would replace the first)."""
+    items = config_overrides(config)[1:]
+    if not items:
+        return extra
+    if "--config" in extra:
+        at = extra.index("--config") + 1
+        return [*extra[:at], *items, *extra[at:]]
+    return ["--config", *items, *extra]
+
 
 def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
                       extra: list[str]) -> list[str]:
     # the target goes first: options that take several values would swallow it
+    extra = with_overrides(config, extra)
     return [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), target,
             "--configfile", str(config_path), "--rerun-triggers", "mtime", "input", "params",
             "--cores", str(cores), "--resources", f"gpu={len(config['devices'])}",
             f"gpu_slot={len(config['devices']) * config['n_slots']}",
-            "--scheduler", "greedy", "--rerun-incomplete", "--show-failed-logs", "--keep-going",
+            "--scheduler", "greedy", "--rerun-incomplete", "--keep-going",
             *extra]
 
 
 def child_environment(config: dict) -> dict:
     """snakemake's environment: ``--hipblaslt`` must win over a GEKO_HIPBLASLT_PATH the shell
-    already has, so the flag's path is passed on in that variable too."""
-    env = dict(os.environ)
+    already has, so the flag's path is passed on in that variable too; the workflow's own
+    closing headline is left to this command (``terminal.COMMAND_ENV``)."""
+    env = dict(os.environ, **{terminal.COMMAND_ENV: "1"})
     path = (config.get("rocm") or {}).get("hipblaslt_path")
     if path:
         env[HIPBLASLT_ENV] = path
@@ -441,7 +483,7 @@ def coverage_parser() -> argparse.ArgumentParser:
 
 
 def _dump_json(data) -> str:
-    from .analysis import _finite
+    from .optim.analysis import _finite
 
     return json.dumps(_finite(data), indent=2, allow_nan=False)
 
@@ -455,7 +497,7 @@ def _print(text: str) -> None:
 
 
 def status_main(argv: list[str]) -> int:
-    from . import status
+    from .campaign import status
 
     args = status_parser().parse_args(argv)
     try:
@@ -468,7 +510,7 @@ def status_main(argv: list[str]) -> int:
 
 
 def coverage_main(argv: list[str]) -> int:
-    from . import coverage
+    from .campaign import coverage
     from .library import LibraryError
 
     args = coverage_parser().parse_args(argv)
@@ -500,38 +542,59 @@ def main(argv=None) -> int:
         if not SNAKEFILE.is_file():
             raise UsageError(f"workflow not found at {SNAKEFILE}: install geko from its source "
                              "checkout (pip install -e .)")
-        config, target = build_config(args)
+        notes: list[str] = []
+        config, target = build_config(args, notes=notes)
     except (GekoError, workload.WorkloadError, GemmError) as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=LEVELS[config["verbosity"]],
                         handlers=[log_setup.attach(logging.StreamHandler(sys.stderr))])
-    terminal.say(terminal.platform_notice(config))  # the first line: is this a model?
+    # the first line: is this a model, and why this platform
+    terminal.say(terminal.platform_notice(config, notes[0] if notes else ""))
     workdir = Path(config["workdir"])
-    try:  # before anything in the workdir changes (geko_lib.campaign_start)
-        campaign_start.before_command(workdir, config)
+    try:  # before anything in the workdir changes (geko_lib.campaign.start)
+        held = campaign_start.before_command(workdir, config)
     except GekoError as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
-    config_path = files.write_text(workdir / CONFIG_NAME, yaml.safe_dump(config, sort_keys=False))
+    with held:  # the workdir is this command's until snakemake is done
+        return run_workflow(workdir, config, target, values, extra)
+
+
+def run_workflow(workdir: Path, config: dict, target: str, values: dict,
+                 extra: list[str]) -> int:
+    """snakemake in the workdir: its output into logs/snakemake.log (the terminal at -v 2),
+    the campaign bar and phase lines on the terminal, then the summary."""
+    config_path = files.write_text(workdir / CONFIG_NAME,
+                                   yaml.safe_dump(saved_config(config), sort_keys=False))
     if values.get("until"):
         extra = ["--until", values["until"], *extra]
     cores = values.get("cores") or max(os.cpu_count() or 1, 1)
     command = snakemake_command(config_path, config, target, cores, extra)
-    log.info("running: %s", " ".join(command))
+    log.debug("running: %s", " ".join(command))
+    dry = "--dry-run" in extra or "-n" in extra
+    output = snakemake_output.Output(workdir, command, show_all=config["verbosity"] >= 2 or dry,
+                                     phases=config["verbosity"] >= 1)
     # the original's one campaign bar over the phase's jobs while snakemake runs
     code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
-                                  workdir=workdir, phase=campaign_progress.phase_of(config, target))
-    dry = "--dry-run" in extra or "-n" in extra
+                                  workdir=workdir, phase=campaign_progress.phase_of(config, target),
+                                  on_line=output.feed)
+    log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
+    if code == 0 and report_path(values, workdir) is not None:
+        code = campaign_progress.call([*command, "--report", str(report_path(values, workdir))],
+                                      env=child_environment(config), cwd=workdir,
+                                      workdir=workdir, phase=None, on_line=output.feed)
+    output.close()
+    if code != 0 and output.locked:
+        print(f"geko: error: {campaign_lock.running_message(workdir)}", file=sys.stderr)
+        return code
     if dry:
         return code
-    log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
-    report = report_path(values, workdir)
-    if code == 0 and report is not None:
-        code = subprocess.call([*command, "--report", str(report)],
-                               env=child_environment(config), cwd=workdir)
+    for line in output.failure_lines() if code != 0 else []:
+        print(line, flush=True)
     terminal.run_summary(workdir, config, target=target, until=values.get("until"),
-                         code=code, report=report, passed_report=terminal.report_in(extra),
+                         code=code, report=report_path(values, workdir),
+                         passed_report=terminal.report_in(extra),
                          log_file=log_file)
     return code
 

@@ -2,8 +2,7 @@
 hipblaslt-bench output, and the hipBLASLt -> Tensile data-type codes. Each is declared once, in
 ``geko_lib.gemm``; this module names them where a GEKO user imports them from."""
 
-from .gemm import (DTYPES, GEMM_FIELDS, GEMM_LOG_FIELDS, GEMM_TYPE_FIELDS,  # noqa: F401
-                   LOG_FIELDS)
+from .gemm import DTYPES, GEMM_FIELDS, GEMM_LOG_FIELDS, GEMM_TYPE_FIELDS, LOG_FIELDS
 
 # hipBLASLt data-type name -> Tensile code (bf16_r -> B)
 DTYPE = {d.hipblaslt: d.tensile for d in DTYPES}

@@ -12,11 +12,13 @@ In the workflow:
   ``3_LibraryLogic`` and its name in ``optimizations/failed_jobs.log``.
 - ``retry: false`` (``geko --no_retry``) turns both retries off: the first failure is final.
 - **later runs**: a plain rerun tries a job whose last run failed again (a search chunk is
-  searched whole again), up to ``retire_after`` failed runs; after that the job is *retired* and
-  reruns leave it alone (delete its output, or ``--forcerun`` it, to try again). Failed runs are
-  counted per job in ``<phase>/.failed_runs.json``; the rule's ``params`` carry
-  :func:`rerun_token`, which changes after a failed run until the job is retired, so
-  Snakemake's params trigger reruns exactly those jobs.
+  searched whole again), as the original's reruns do; with ``retire_after: N`` (off by
+  default, as in the original) a job that failed N runs is *retired* and reruns leave it alone
+  (delete its output, or ``--forcerun`` it, to try again). With ``retry: false`` reruns leave
+  every earlier failed job alone too. Failed runs are counted per job in
+  ``<phase>/.failed_runs.json`` (with the count each job last ran at); the rule's ``params``
+  carry :func:`rerun_token`, which changes after a failed run until the job is retired (never,
+  with retry off), so Snakemake's params trigger reruns exactly those jobs.
 """
 
 from __future__ import annotations
@@ -38,43 +40,61 @@ COUNTS_FILE = ".failed_runs.json"
 # --- failed runs per job, across runs ------------------------------------------------------------
 
 @contextlib.contextmanager
-def _locked_counts(phase_dir: Path):
+def _locked_entries(phase_dir: Path):
     phase_dir = Path(phase_dir)
     phase_dir.mkdir(parents=True, exist_ok=True)
     with open(phase_dir / f"{COUNTS_FILE}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        counts = read_counts(phase_dir)
-        yield counts
+        entries = read_entries(phase_dir)
+        yield entries
         path = phase_dir / COUNTS_FILE
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
+        tmp.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
         tmp.replace(path)
 
 
-def read_counts(phase_dir: Path) -> dict[str, int]:
-    """job name -> runs that ended with the job failed (unreadable counts read as none)."""
+def read_entries(phase_dir: Path) -> dict[str, dict]:
+    """job name -> {failed_runs, ran_at}: runs that ended with the job failed, and that count
+    when the job last ran (a bare count is an older file's; unreadable counts read as none)."""
     try:
         data = json.loads((Path(phase_dir) / COUNTS_FILE).read_text())
     except (OSError, ValueError):
         return {}
-    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)} \
-        if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    entries = {}
+    for name, value in data.items():
+        if isinstance(value, int):
+            value = {"failed_runs": value}
+        if isinstance(value, dict) and isinstance(value.get("failed_runs"), int):
+            entries[str(name)] = value
+    return entries
+
+
+def read_counts(phase_dir: Path) -> dict[str, int]:
+    """job name -> runs that ended with the job failed."""
+    return {name: entry["failed_runs"] for name, entry in read_entries(phase_dir).items()}
 
 
 def record_run(phase_dir: Path, name: str, failed: bool) -> int:
     """Count one more failed run of ``name`` (a run that ended well leaves its count as it is,
-    so the rerun token stays what Snakemake recorded); returns the count."""
-    with _locked_counts(phase_dir) as counts:
+    so the rerun token stays what Snakemake recorded), and the count it ran at; returns the
+    count."""
+    with _locked_entries(phase_dir) as entries:
+        entry = entries.setdefault(name, {"failed_runs": 0})
+        entry["ran_at"] = entry["failed_runs"]
         if failed:
-            counts[name] = counts.get(name, 0) + 1
-        return counts.get(name, 0)
+            entry["failed_runs"] += 1
+        return entry["failed_runs"]
 
 
-def rerun_token(phase_dir: Path, name: str, retire_after: int) -> str:
+def rerun_token(phase_dir: Path, name: str, retire_after: int, retry: bool = True) -> str:
     """What the job's ``params`` carry: it changes after each failed run, so a plain rerun tries
     the job again, and stops changing once the job has failed ``retire_after`` runs (retired;
-    0 = never retired)."""
-    runs = read_counts(phase_dir).get(name, 0)
+    0 = never retired). With ``retry`` off it stays what the job last ran with: reruns leave
+    earlier failed jobs alone."""
+    entry = read_entries(phase_dir).get(name, {"failed_runs": 0})
+    runs = entry["failed_runs"] if retry else entry.get("ran_at", entry["failed_runs"])
     if retire_after > 0:
         runs = min(runs, retire_after - 1)
     return f"failed runs {runs}"

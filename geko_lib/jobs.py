@@ -15,10 +15,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import campaign_state, devices, integrity, log_setup, platforms, progress
+from .campaign import state as campaign_state, integrity
+from . import devices, log_setup, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
-from .snakemake_records import incomplete_outputs
+from .campaign.snakemake_records import incomplete_outputs
 
 log = logging.getLogger("geko")
 

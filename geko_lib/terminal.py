@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import combine, headline, layout
-from .analysis import summary_lines
+from .campaign import combine, headline, layout
+from .optim.analysis import summary_lines
 
 PREFIX = "geko: "
 MODEL_NOTICE = ("platform sim: an analytic GPU model, no GPU is used; every time, GFLOP/s and "
@@ -62,7 +62,8 @@ def platform_notice(config: dict) -> str:
 
 def bench_table(workdir: Path) -> pd.DataFrame:
     """GEMM, calls, us, GFLOP/s and share of GEMM time of the baseline, largest share first."""
-    from . import jobs, summary, workload
+    from . import jobs, workload
+    from .bench import summary
 
     rows = workload.read(workdir / layout.WORKLOAD)
     baseline = jobs.read_table(workdir / layout.BASELINE)

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,30 +38,38 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+FAST_TIER_SITE = Path(__file__).parent / "fast_tier"  # its sitecustomize guards child processes
+
+
 def _starts_workflow(argv) -> bool:
-    """A command line that runs the real workflow: snakemake (not a dry run or lint) or geko."""
+    """A command line that runs the real workflow: snakemake, not a dry run or lint."""
     if isinstance(argv, (str, bytes, Path)):
         argv = str(argv).split()
     words = [str(a) for a in argv]
     if any(w in ("--dry-run", "-n", "--lint", "--help", "-h", "--version") for w in words):
         return False
-    names = {Path(w).name for w in words}
-    return bool(names & {"snakemake", "geko"}) or "geko_lib.cli" in words
+    return bool(words) and (Path(words[0]).name == "snakemake" or any(
+        a == "-m" and b == "snakemake" for a, b in zip(words, words[1:])))
 
 
 @pytest.fixture(autouse=True)
 def _fast_tier_runs_no_workflow(request, monkeypatch):
     """The fast tier (the default) stays in process: a test outside the slow tier that starts
-    snakemake or geko fails here, naming the command, so an end-to-end run cannot slip in."""
+    snakemake (itself, or through a `geko` process) fails, naming the command, so an end-to-end
+    run cannot slip in."""
     if request.node.get_closest_marker("slow") or request.node.get_closest_marker("gpu"):
         return
     real_init = subprocess.Popen.__init__
 
-    def guarded(self, args, *rest, **kwargs):
+    def guarded(self, args, *rest, env=None, **kwargs):
         if _starts_workflow(args):
             raise AssertionError(f"{request.node.nodeid} starts the workflow "
                                  f"({' '.join(map(str, args))[:200]}): mark it slow")
-        return real_init(self, args, *rest, **kwargs)
+        env = dict(os.environ if env is None else env, GEKO_FAST_TIER_TEST=request.node.nodeid)
+        # last on the path: what the command itself puts first stays first
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"),
+                                                          str(FAST_TIER_SITE)]))
+        return real_init(self, args, *rest, env=env, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 

@@ -1,4 +1,4 @@
-"""geko_lib.analysis: compare() keep rule and metrics() numbers (original_tool.md §7).
+"""geko_lib.optim.analysis: compare() keep rule and metrics() numbers (original_tool.md §7).
 
 All expected numbers are worked out by hand below.
 """
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geko_lib import analysis
+from geko_lib.optim import analysis
 from geko_lib.gemm import GEMM_FIELDS
-from geko_lib.summary import PCT
+from geko_lib.bench.summary import PCT
 
 TYPE = {"transA": "T", "transB": "N", "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
         "c_type": "bf16_r", "d_type": "bf16_r", "compute_type": "c_f32_r",

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from geko_lib.library import exports
-from geko_lib.library.exports import (IDENTITY, ExportError, default_validators,
-                                      read_tunableop, read_tuning_override, tunableop_style,
-                                      write_tunableop, write_tuning_override)
+from geko_lib.library.exports import (IDENTITY, ExportError, default_validators, read_tunableop,
+                                      read_tuning_override, tunableop_style, write_tunableop,
+                                      write_tuning_override)
 
 from .conftest import FIXTURES
 

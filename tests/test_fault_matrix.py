@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import integrity
+from geko_lib.campaign import integrity
 
 from .test_workflow import final_lib_texts
 

@@ -1,6 +1,6 @@
-"""Stamps prove an output whole and current (geko_lib.integrity); run_state.json refuses another
-campaign (geko_lib.campaign_state); a stale Snakemake lock is cleared, a live one refuses
-(geko_lib.campaign_lock)."""
+"""Stamps prove an output whole and current (geko_lib.campaign.integrity); run_state.json refuses another
+campaign (geko_lib.campaign.state); a stale Snakemake lock is cleared, a live one refuses
+(geko_lib.campaign.lock)."""
 import json
 import os
 import re
@@ -11,7 +11,9 @@ import time
 import pandas as pd
 import pytest
 
-from geko_lib import campaign_lock, campaign_start, campaign_state, integrity, jobs
+from geko_lib.campaign import (lock as campaign_lock, start as campaign_start,
+                               state as campaign_state, integrity)
+from geko_lib import jobs
 from geko_lib.errors import GekoError
 
 from .conftest import WORKLOADS

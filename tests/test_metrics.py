@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geko_lib import analysis
-from geko_lib.summary import PCT
+from geko_lib.optim import analysis
+from geko_lib.bench.summary import PCT
 
 BF16 = {"transA": "T", "transB": "N", "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
         "c_type": "bf16_r", "d_type": "bf16_r", "compute_type": "c_f32_r", "scaleA": 0,

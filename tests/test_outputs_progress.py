@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from geko_lib import campaign_progress
+from geko_lib.campaign import progress as campaign_progress
 
 from .test_cli import geko
 

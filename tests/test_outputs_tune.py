@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from geko_lib import campaign_progress
+from geko_lib.campaign import progress as campaign_progress
 
 from .test_tune_workflow import tune  # noqa: F401 (the tune-mode campaign fixture)
 from .test_workflow import jobs_run
@@ -68,7 +68,8 @@ def test_no_retry_skips_the_failed_job_and_finishes(tune):
 def test_list_grid_follows_the_campaigns_arch(campaign, tmp_path):
     """SIZE_OPTION 1 through the workflow: the original's grid for the CU count of the
     campaign's arch (gfx942: 304 CUs), not the file's ARCH."""
-    from geko_lib import grid_sizes, workload
+    from geko_lib.workload import grid_sizes
+    from geko_lib import workload
 
     grid = tmp_path / "grid.yaml"
     grid.write_text("TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import type_support, workload
+from geko_lib.platforms import type_support
+from geko_lib import workload
 from geko_lib.workload import WorkloadError
 
 from .conftest import FIXTURES, WORKLOADS

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from geko_lib import gemm, grid_sizes, workload
+from geko_lib import gemm, workload
+from geko_lib.workload import grid_sizes
 from geko_lib.workload import WorkloadError
 
 from .conftest import FIXTURES

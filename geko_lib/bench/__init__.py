@@ -7,7 +7,23 @@ Every function runs on the platform its first argument or ``platform=`` names: a
 with neither the call runs on the sim platform (an analytic model) and says so.
 """
 
-from . import log, utils  # noqa: F401
-from .bench import compare, run  # noqa: F401
+import importlib
 
 __all__ = ["run", "compare", "log", "utils"]
+
+# The package also holds the low-level hipblaslt-bench formats (rows, text) that library and
+# platform modules import; loading the API on first use keeps those imports free of cycles.
+_API = {"run": "bench", "compare": "bench", "log": None, "utils": None}
+
+
+def __getattr__(name):
+    if name not in _API:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_API[name] or name}")
+    value = module if _API[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

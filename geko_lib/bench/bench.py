@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, files, integrity, jobs, original_columns, platforms
+from ..optim import analysis
+from .. import files, jobs, original_columns, platforms
+from ..campaign import integrity
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.collection import load_dir

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import bench_rows, files, original_columns, platforms, summary, workload
+from . import rows as bench_rows, summary
+from .. import files, original_columns, platforms, workload
 from ..gemm import normalize_compute_type, scale_type_for
 from ..library.logic import dump_rows
 

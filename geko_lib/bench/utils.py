@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import bench_text, original_columns
+from . import text as bench_text
+from .. import original_columns
 from ..errors import GekoError
 from ..platforms.rocm.bench import read_bench_output
 
@@ -29,6 +30,6 @@ def parse_benchmark_output_dir(directory, suffix: str = "") -> pd.DataFrame:
 
 
 def format_benchmark_output(frame, platform) -> str:
-    """A platform's results table as hipblaslt-bench prints it (geko_lib.bench_text), with a
+    """A platform's results table as hipblaslt-bench prints it (geko_lib.bench.text), with a
     first line saying which platform made the numbers."""
     return bench_text.format_results(frame, bench_text.preamble(platform.name, platform.measured))

@@ -12,9 +12,9 @@ from . import operations  # noqa: F401
 from .collection import LibraryCollection, load_dir  # noqa: F401
 from .logic import *  # noqa: F401,F403
 from .logic import LibraryError, LibraryLogic, load  # noqa: F401
-from .operations import (add_epilogues, create, extract_solutions, from_dataframe,  # noqa: F401
-                         full_libs, load_collection, load_library, load_match_table,
-                         match_table_reference, merge_solutions, normalize, prune_library,
-                         ship_kept, trim, write_collection)
+from .operations import (add_epilogues, create, extract_solutions, from_dataframe, full_libs,
+                         load_collection, load_library, load_match_table, match_table_reference,
+                         merge_solutions, normalize, prune_library, ship_kept, trim,
+                         write_collection)
 
 Library = LibraryLogic

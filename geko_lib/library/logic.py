@@ -17,12 +17,11 @@ from pathlib import Path
 import yaml
 
 from .. import files
-from ..bench_rows import iterations
+from ..bench.rows import iterations
 from . import codec, edits
 from .codec import Solutions
 from ..errors import GekoError
-from ..gemm import (BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type,
-                   scale_type_for)
+from ..gemm import BY_ENUM, BY_NAME, GemmProblem, GemmType, normalize_compute_type, scale_type_for
 
 __all__ = ["LibraryError", "LibraryLogic", "gemm_type_of", "problem_type_for", "file_name",
            "build", "load", "dump", "problems_of", "bench_rows", "dump_rows", "rows_text",

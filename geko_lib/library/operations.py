@@ -14,8 +14,8 @@ from .. import files
 from ..gemm import GemmProblem
 from .codec import load_yaml
 from .collection import LibraryCollection, load_dir
-from .edits import (BIAS_TAG, NO_EPILOGUE_TYPES, add_epilogues, epilogue_file_name,  # noqa: F401
-                    epilogue_tag, trim, with_epilogue_tag)
+from .edits import (BIAS_TAG, NO_EPILOGUE_TYPES, add_epilogues, epilogue_file_name, epilogue_tag,
+                    trim, with_epilogue_tag)
 from .logic import LibraryError, LibraryLogic, build, dump, load
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import analysis, files, original_columns, platforms
+from . import analysis
+from .. import files, original_columns, platforms
 from ..errors import GekoError
 from ..schemas import GemmConfig
 from ..tuning import optimize as tuning_jobs

@@ -169,8 +169,9 @@ def _unit(seeds: np.ndarray) -> np.ndarray:
         return (_mix(seeds) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def _size_seed(problem: GemmProblem) -> np.uint64:
-    return np.uint64(zlib.crc32(repr(problem.size).encode()))
+def _size_seed(size: tuple) -> np.uint64:
+    """The per-size seed of a problem's (M, N, batch, K)."""
+    return np.uint64(zlib.crc32(repr(tuple(size)).encode()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,11 +182,20 @@ def model_us(arch: SimArch, problem: GemmProblem, cat: Catalogue, rows=slice(Non
              smooth: bool = False) -> np.ndarray:
     """Predicted kernel time (us) of catalogue rows on one problem; ``smooth`` leaves out the
     per-solution quality and per-size variation (what a heuristic can know)."""
-    m, n, b, k = problem.size
+    sizes = np.array([problem.size], dtype=np.int64)
+    return model_grid(arch, problem.type, sizes, cat, rows, smooth)[0]
+
+
+def model_grid(arch: SimArch, gemm_type: GemmType, sizes: np.ndarray, cat: Catalogue,
+               rows=slice(None), smooth: bool = False) -> np.ndarray:
+    """:func:`model_us` of many problems of one GEMM type at once: ``sizes`` (P x 4: M, N,
+    batch, K) and ``rows`` (catalogue rows: one set for all problems, or P x R, one set per
+    problem) -> P x R times (us). Elementwise the same arithmetic as one problem at a time."""
+    m, n, b, k = (sizes[:, i:i + 1] for i in range(4))
     mt0, mt1, du, gsu, wgm = (a[rows].astype(np.float64) for a in
                               (cat.mt0, cat.mt1, cat.du, cat.gsu, cat.wgm))
-    in_bytes = BY_NAME[problem.type.a_type].bytes
-    out_bytes = BY_NAME[problem.type.d_type].bytes
+    in_bytes = BY_NAME[gemm_type.a_type].bytes
+    out_bytes = BY_NAME[gemm_type.d_type].bytes
 
     tiles0, tiles1 = np.ceil(m / mt0), np.ceil(n / mt1)
     tiles = tiles0 * tiles1 * b * gsu
@@ -196,12 +206,12 @@ def model_us(arch: SimArch, problem: GemmProblem, cat: Catalogue, rows=slice(Non
     efficiency = arch.efficiency * area / (area + 2048.0) * du / (du + 16.0 * 2 / in_bytes)
     lds_bytes = (mt0 + mt1) * du * in_bytes
     efficiency = np.where(lds_bytes > 65536, efficiency * 0.7, efficiency)
-    per_cu_flops = arch.peak_tflops[peak_class(problem.type)] * 1e12 / arch.cus
+    per_cu_flops = arch.peak_tflops[peak_class(gemm_type)] * 1e12 / arch.cus
     compute_s = waves * tile_flops / (per_cu_flops * efficiency)
 
     a_bytes, b_bytes = m * k * b * in_bytes, k * n * b * in_bytes
     cache = arch.llc_mb * 2**20
-    hit = min(1.0, cache / max(a_bytes + b_bytes, 1.0)) * 0.9
+    hit = np.minimum(1.0, cache / np.maximum(a_bytes + b_bytes, 1.0)) * 0.9
     hit = np.where((wgm == 1) & (tiles0 * tiles1 > arch.cus), hit * 0.8, hit)
     partial_bytes = np.where(gsu > 1, m * n * b * 4.0 * gsu, m * n * b * out_bytes)
     traffic = (a_bytes * (1 + (tiles1 - 1) * (1 - hit)) + b_bytes * (1 + (tiles0 - 1) * (1 - hit))
@@ -213,9 +223,12 @@ def model_us(arch: SimArch, problem: GemmProblem, cat: Catalogue, rows=slice(Non
     reduce_s = np.where(gsu > 1, 0.5 * arch.launch_us * 1e-6
                         + (m * n * b * 4.0 * gsu + m * n * b * out_bytes) / bandwidth, 0.0)
     us = (kernel_s + reduce_s) * 1e6 + arch.launch_us
+    us = np.broadcast_to(us, (len(sizes), us.shape[-1]))
     if smooth:
         return us
-    variation = 0.97 + 0.06 * _unit(cat.seeds[rows] ^ _size_seed(problem))
+    size_seeds = np.array([_size_seed(tuple(int(v) for v in size)) for size in sizes],
+                          dtype=np.uint64)[:, None]
+    variation = 0.97 + 0.06 * _unit(cat.seeds[rows] ^ size_seeds)
     return us * cat.quality[rows] * variation
 
 
@@ -390,13 +403,29 @@ class SimPlatform:
 
     def _times(self, problem: GemmProblem, cat: Catalogue, rows: np.ndarray, device: int):
         us = model_us(self.arch, problem, cat, rows)
-        # a planted faulty kernel looks attractive, so only verification can stop it
-        us = np.where(self._faulty_mask(cat, rows), us * 0.6, us)
+        return self._disturbed(problem, us, self._faulty_mask(cat, rows), device)
+
+    def _disturbed(self, problem: GemmProblem, us, faulty, device: int):
+        """Modelled times as the platform reports them: a planted faulty kernel looks
+        attractive, so only verification can stop it; seeded noise where configured."""
+        us = np.where(faulty, us * 0.6, us)
         if self.noise > 0:
             rng = np.random.default_rng([self.seed, device, *problem.size, zlib.crc32(
                 problem.type.name.encode())])
-            us = us * np.clip(1 + self.noise * rng.standard_normal(len(rows)), 0.5, 1.5)
+            us = us * np.clip(1 + self.noise * rng.standard_normal(len(us)), 0.5, 1.5)
         return us
+
+    def _times_of(self, problems: Sequence[GemmProblem], cat: Catalogue, positions: np.ndarray,
+                  device: int) -> np.ndarray:
+        """The time of one catalogue position per problem (all of ``cat``'s GEMM type), modelled
+        in one pass; the same numbers as :meth:`_times` of each alone."""
+        sizes = np.array([p.size for p in problems], dtype=np.int64)
+        us = model_grid(self.arch, cat.gemm_type, sizes, cat, positions[:, None])[:, 0]
+        faulty = self._faulty_mask(cat, positions)
+        if self.noise > 0:
+            return np.array([self._disturbed(p, us[i:i + 1], faulty[i:i + 1], device)[0]
+                             for i, p in enumerate(problems)])
+        return np.where(faulty, us * 0.6, us)
 
     def _start_job(self, problems: Sequence[GemmProblem], out_dir=None) -> None:
         for problem in problems:
@@ -430,9 +459,21 @@ class SimPlatform:
         return seconds
 
     def default_position(self, problem: GemmProblem) -> int:
-        cat = catalogue(problem.type)
+        return int(self.default_positions([problem])[0])
+
+    def default_positions(self, problems: Sequence[GemmProblem]) -> np.ndarray:
+        """The default heuristic's catalogue position for each problem (all of one GEMM type):
+        the heuristic rows' fastest by the smooth model, decided for all problems at once."""
+        cat = catalogue(problems[0].type)
         rows = heuristic_rows(cat)
-        return int(rows[np.argmin(model_us(self.arch, problem, cat, rows, smooth=True))])
+        sizes = np.array([p.size for p in problems], dtype=np.int64)
+        best = np.empty(len(problems), dtype=np.int64)
+        step = max(1, 2**22 // max(len(rows), 1))  # bounded temporaries: ~32 MB per array
+        for start in range(0, len(problems), step):
+            grid = model_grid(self.arch, cat.gemm_type, sizes[start:start + step], cat, rows,
+                              smooth=True)
+            best[start:start + step] = rows[np.argmin(grid, axis=1)]
+        return best
 
     def _row(self, problem: GemmProblem, cat: Catalogue, pos: int, us: float, device: int) -> dict:
         return {**problem.gemm_fields(), "scaleA": 0, "scaleB": 0, "us": round(float(us), 4),
@@ -465,11 +506,32 @@ class SimPlatform:
               progress=None) -> pd.DataFrame:
         self._start_job(problems)
         chosen = self._library_choice(library)
+        picks: dict[int, tuple[Catalogue, int]] = {}
+        defaults: dict[GemmType, list[int]] = {}
+        for i, problem in enumerate(problems):
+            found = chosen.get((problem.type, problem.size))
+            if found is None:
+                defaults.setdefault(problem.type, []).append(i)
+            else:
+                picks[i] = found
+        for gemm_type, indices in defaults.items():
+            cat = catalogue(gemm_type)
+            positions = self.default_positions([problems[i] for i in indices])
+            picks.update((i, (cat, int(pos))) for i, pos in zip(indices, positions))
+        # one model pass per catalogue: many thousands of GEMMs take seconds, not minutes
+        groups: dict[int, list[int]] = {}
+        for i in range(len(problems)):
+            groups.setdefault(id(picks[i][0]), []).append(i)
+        times = np.empty(len(problems))
+        for indices in groups.values():
+            cat = picks[indices[0]][0]
+            positions = np.array([picks[i][1] for i in indices], dtype=np.int64)
+            times[indices] = self._times_of([problems[i] for i in indices], cat, positions,
+                                            device)
         rows = []
-        for problem in problems:
-            cat, pos = self._choice(chosen, problem)
-            us = self._times(problem, cat, np.array([pos]), device)[0]
-            rows.append(self._row(problem, cat, pos, us, device))
+        for i, problem in enumerate(problems):
+            cat, pos = picks[i]
+            rows.append(self._row(problem, cat, pos, times[i], device))
             if progress is not None:
                 progress(1)
         return results_frame(rows, RESULT_COLUMNS)

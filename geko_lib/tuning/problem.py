@@ -3,13 +3,14 @@ groups (the search space), the backend and the target architecture."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files
 from ..errors import GekoError
-from ..gemm import GemmError, GemmType
+from ..gemm import GemmError, GemmType, dtype, split_codes
 
 
 class TuningConfigError(GekoError, ValueError):
@@ -18,6 +19,27 @@ class TuningConfigError(GekoError, ValueError):
 
 def _truth(value) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "1")
+
+
+def gemm_type_of(problem_type: dict) -> GemmType:
+    """The GEMM type a tuning YAML's ProblemType names, every field of it: TF32 math
+    (``F32XdlMathOp: X`` on S data) and a D type other than C (geko's ``DataTypeD``), as
+    ``yaml_writer.problem_type_lines`` writes them; a type read back as another would be
+    tuned, and shipped, as the wrong GEMM."""
+    gemm_type = GemmType.from_tensile(
+        "T" if _truth(problem_type.get("TransposeA", False)) else "N",
+        "T" if _truth(problem_type.get("TransposeB", False)) else "N",
+        str(problem_type["DataType"]), str(problem_type["DestDataType"]),
+        str(problem_type["ComputeDataType"]))
+    math_op = problem_type.get("F32XdlMathOp")
+    if math_op not in (None, 0, "0", ""):
+        if str(math_op) not in ("X", str(dtype("xf32_r").enum)):
+            raise GemmError(f"F32XdlMathOp {math_op!r}: only X (TF32 math on f32 data) is known")
+        gemm_type = dataclasses.replace(gemm_type, compute_type="c_xf32_r")
+    if problem_type.get("DataTypeD") is not None:
+        (d_type,) = split_codes(str(problem_type["DataTypeD"]))
+        gemm_type = dataclasses.replace(gemm_type, d_type=d_type.hipblaslt)
+    return gemm_type
 
 
 @dataclass
@@ -66,11 +88,7 @@ class TuningConfig:
             raise TuningConfigError(f"{path}: BenchmarkProblems must hold [ProblemType, "
                                     "parameters]") from None
         try:
-            gemm_type = GemmType.from_tensile(
-                "T" if _truth(problem_type.get("TransposeA", False)) else "N",
-                "T" if _truth(problem_type.get("TransposeB", False)) else "N",
-                str(problem_type["DataType"]), str(problem_type["DestDataType"]),
-                str(problem_type["ComputeDataType"]))
+            gemm_type = gemm_type_of(problem_type)
         except (KeyError, GemmError) as exc:
             raise TuningConfigError(f"{path}: ProblemType: {exc}") from None
         fork, groups = {}, []

@@ -147,6 +147,8 @@ def _problem_type(cfg: TuningYamlSpec) -> list[str]:
     lines.append("    Batched: True")
     if t.is_tf32:
         lines.append("    F32XdlMathOp: X")
+    if t.d_type != t.c_type:  # geko's key, as in library logic: a D type other than C's
+        lines.append(f"    DataTypeD: {BY_NAME[t.d_type].tensile}")
     return lines
 
 

@@ -11,8 +11,8 @@ import yaml
 
 from .errors import WorkloadError
 from .parsing import (_DuplicateKey, _FirstLines, _FlowParser, _LINE_YAML, _Loader, _NOT_FLOW,
-                      _TRUNCATED, _check_not_trace, _decode, _duplicate_key_error, _parse_line_yaml,
-                      _yaml_error_line, _yaml_problem, cleanup_mangled_pairs)
+                      _TRUNCATED, _check_not_trace, _decode, _duplicate_key_error,
+                      _parse_line_yaml, _yaml_error_line, _yaml_problem, cleanup_mangled_pairs)
 from .table import _Rows
 
 log = logging.getLogger("geko_lib.workload")

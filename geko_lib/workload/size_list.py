@@ -11,7 +11,8 @@ from typing import Callable, Sequence
 import pandas as pd
 import yaml
 
-from .. import gemm, grid_sizes
+from .. import gemm
+from . import grid_sizes
 
 from .errors import WorkloadError, _Bad
 from .parsing import (_DuplicateKey, _Loader, _missing_file, _read_text, _yaml_error_line,
@@ -87,7 +88,7 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
     generator options are ignored here. ``SIZE_OPTION: 0`` (default): ``Sizes: [[M, N, B, K],
     ...]`` (duplicates dropped, order kept); ``1``: the original's grid for the compute units of
     ``arch`` (the campaign's; else the file's ``ARCH``), ``GRID_DENSITY`` 1..5, default 4
-    (:mod:`geko_lib.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
+    (:mod:`geko_lib.workload.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
     :func:`read`, relative to the list file.
     """
     problem = _missing_file(path)

@@ -11,7 +11,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import gemm, type_support
+from .. import gemm
+from ..platforms import type_support
 
 from .errors import WorkloadError, _Bad
 

@@ -7,6 +7,14 @@
 several solutions ran; verification columns ``CPU-Gflops,CPU-us,norm_error,atol,rtol`` after
 ``us``; frequency columns before ``hipblaslt-Gflops`` with HIPBLASLT_BENCH_FREQ).
 
+Header forms (the performance columns of three hipBLASLt generations, column for column as the
+recorded demos in tests/fixtures/hipblaslt_bench/ print them): the classic 100200 set above;
+with HIPBLASLT_BENCH_PERF=1 the 2026 set (``num_cu, tiles_per_cu, tile0_gran, ...,
+efficiency`` before ``hipblaslt-Gflops``; bench_readme_perf_env_*); with HIPBLASLT_BENCH_EFF=1
+(and no PERF) the 2025 build's set (no swizzle/aux/flush/timer columns, ``total_gran,
+tiles_per_cu, num_cu's, ...`` and ``efficiency`` between ``hipblaslt-Gflops`` and
+``hipblaslt-GB/s``; bench_readme_eff_env_*).
+
 Solutions come from the fake checkout's device library (its MatchTable and logic files, copied
 from real hipBLASLt logic), or, with HIPBLASLT_TENSILE_LIBPATH, from the library-logic YAML files
 under that directory. Timings and errors come from geko's sim model, so runs are deterministic.
@@ -34,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # geko_lib of this
 from geko_lib import library as liblogic  # noqa: E402
 from geko_lib.gemm import GemmProblem, strip_compute_prefix  # noqa: E402
 from geko_lib.library import operations  # noqa: E402
-from geko_lib.platforms import sim  # noqa: E402
+from geko_lib.platforms import peak_class, sim  # noqa: E402
 
 HEADER = ("transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,"
           "stride_c,ldd,stride_d,a_type,b_type,c_type,d_type,compute_type,scaleA,scaleB,scaleC,"
@@ -42,6 +50,15 @@ HEADER = ("transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,
           "rotating_buffer,flush,use_gpu_timer").split(",")
 FREQ_COLUMNS = ["lowest-avg-freq", "lowest-median-freq", "avg-MCLK", "median-MCLK"]
 PERF_COLUMNS = ["hipblaslt-Gflops", "hipblaslt-GB/s", "us"]
+# HIPBLASLT_BENCH_PERF=1 (2026): after use_gpu_timer, before hipblaslt-Gflops
+PERF_ENV_COLUMNS = ("num_cu,tiles_per_cu,tile0_gran,tile1_gran,cu_gran,wave_gran,total_gran,"
+                    "mem_read_bytes,mem_write_bytes,lowest_avg_freq,lowest_median_freq,avg_MCLK,"
+                    "median_MCLK,efficiency").split(",")
+# HIPBLASLT_BENCH_EFF=1 (2025 build): its problem columns lack these of the 100200 set
+EFF_MISSING = ("swizzle_a", "swizzle_b", "aux_type", "flush", "use_gpu_timer")
+EFF_ENV_COLUMNS = ("total_gran,tiles_per_cu,num_cu's,tile_0_granularity,tile_1_granularity,"
+                   "cu_gran,wave_gran,mem_read_bytes,mem_write_bytes,lowest_avg_freq,"
+                   "lowest_median_freq,avg_MCLK,median_MCLK").split(",")
 VERIFY_COLUMNS = ["CPU-Gflops", "CPU-us", "norm_error", "atol", "rtol"]
 PREAMBLE = """hipBLASLt version: 100200
 hipBLASLt git version: 0000000000-replay
@@ -141,22 +158,67 @@ def selected(lib: Library, problem: GemmProblem, row: dict, arch):
     return [(index, solution, us[pos])]
 
 
-def values(row: dict, problem: GemmProblem, us: float, freq: bool, verify_values) -> list[str]:
+def header_form(environ) -> str:
+    """Which performance columns this run prints: "perf" (HIPBLASLT_BENCH_PERF=1, 2026), "eff"
+    (HIPBLASLT_BENCH_EFF=1 on the 2025 build that had it) or "classic"."""
+    if environ.get("HIPBLASLT_BENCH_PERF", "0") not in ("", "0"):
+        return "perf"
+    if environ.get("HIPBLASLT_BENCH_EFF", "0") not in ("", "0"):
+        return "eff"
+    return "classic"
+
+
+def header(form: str, freq: bool, verify: bool) -> list[str]:
+    if form == "perf":  # its frequency columns are part of the set
+        perf = PERF_ENV_COLUMNS + PERF_COLUMNS
+        return HEADER + perf + (VERIFY_COLUMNS if verify else [])
+    if form == "eff":
+        base = [c for c in HEADER if c not in EFF_MISSING]
+        perf = EFF_ENV_COLUMNS + ["hipblaslt-Gflops", "efficiency", "hipblaslt-GB/s", "us"]
+        return base + perf + (VERIFY_COLUMNS if verify else [])
+    return HEADER + (FREQ_COLUMNS if freq else []) + PERF_COLUMNS + (
+        VERIFY_COLUMNS if verify else [])
+
+
+def values(row: dict, problem: GemmProblem, us: float, arch, solution: dict,
+           verify_values) -> dict:
+    """Every column any header form prints, by name (``header`` picks and orders them)."""
     t = problem.type
     m, n, b, k = problem.m, problem.n, problem.batch, problem.k
     lda = m if t.transA == "N" else k
     ldb = k if t.transB == "N" else n
-    out = [t.transA, t.transB, "0", str(b), str(m), str(n), str(k), "1", str(lda), str(lda * (
-        k if t.transA == "N" else m)), g(float(row.get("beta", 0.0))), str(ldb), str(ldb * (
-            n if t.transB == "N" else k)), str(m), str(m * n), str(m), str(m * n),
+    out = dict(zip(HEADER, [
+        t.transA, t.transB, "0", str(b), str(m), str(n), str(k), "1", str(lda), str(lda * (
+            k if t.transA == "N" else m)), g(float(row.get("beta", 0.0))), str(ldb), str(ldb * (
+                n if t.transB == "N" else k)), str(m), str(m * n), str(m), str(m * n),
         t.a_type, t.b_type, t.c_type, t.d_type, strip_compute_prefix(t.compute_type),
         str(int(row.get("scaleA", 0))), str(int(row.get("scaleB", 0))), "0", "0", "0", "0", "0",
         "none", "0", t.d_type, t.d_type, str(int(row.get("rotating", 0))),
-        str(int(bool(row.get("flush", False)))), str(int(bool(row.get("use_gpu_timer", False))))]
-    if freq:
-        out += ["2100", "2100", "1900", "1900"]
-    out += [g(problem.flops / us / 1e3), g(problem.min_bytes / us / 1e3), g(us)]
-    return out + (verify_values or [])
+        str(int(bool(row.get("flush", False)))), str(int(bool(row.get("use_gpu_timer", False))))]))
+    out.update(zip(FREQ_COLUMNS, ["2100", "2100", "1900", "1900"]))
+    gflops = problem.flops / us / 1e3
+    out.update({"hipblaslt-Gflops": g(gflops), "hipblaslt-GB/s": g(problem.min_bytes / us / 1e3),
+                "us": g(us)})
+    # the efficiency set: the model's tile counts and the arch's peak (the 2026 build prints
+    # "-nan" granularities for some kernels, as the recorded demo shows; the replay prints numbers)
+    mt0, mt1 = (int(v) for v in (solution.get("MacroTile0", 128), solution.get("MacroTile1", 128)))
+    tiles = -(-m // mt0) * -(-n // mt1) * b
+    peak = arch.peak_tflops[peak_class(t)] * 1e3
+    efficiency = g(100.0 * gflops / peak)
+    gran = {"tiles_per_cu": g(tiles / arch.cus), "tile0_gran": g(m / (-(-m // mt0) * mt0)),
+            "tile1_gran": g(n / (-(-n // mt1) * mt1)),
+            "cu_gran": g(tiles / (-(-tiles // arch.cus) * arch.cus)), "wave_gran": "1"}
+    gran["total_gran"] = g(float(gran["tile0_gran"]) * float(gran["tile1_gran"])
+                           * float(gran["cu_gran"]))
+    out.update(gran, num_cu=str(arch.cus), efficiency=efficiency,
+               mem_read_bytes=str(int(problem.min_bytes - m * n * b * t.output_bytes)),
+               mem_write_bytes=str(int(m * n * b * t.output_bytes)),
+               lowest_avg_freq="2100", lowest_median_freq="2100", avg_MCLK="1900",
+               median_MCLK="1900")
+    out.update({"num_cu's": out["num_cu"], "tile_0_granularity": gran["tile0_gran"],
+                "tile_1_granularity": gran["tile1_gran"]})
+    out.update(zip(VERIFY_COLUMNS, verify_values or []))
+    return out
 
 
 def verification(problem: GemmProblem, solution: dict) -> list[str]:
@@ -168,17 +230,17 @@ def verification(problem: GemmProblem, solution: dict) -> list[str]:
     return [g(0.1), g(4e4), g(error * problem.batch), tol, tol]
 
 
-def print_block(sol: int, header: list[str], vals: list[str], index: int, solution: dict,
+def print_block(sol: int, header: list[str], vals: dict, index: int, solution: dict,
                 kernel_info: bool) -> None:
     print(f"[{sol}]:" + ",".join(header))
-    print("    " + ",".join(vals))
+    print("    " + ",".join(vals[c] for c in header))
     if kernel_info:
         print(f"    --Solution index: {index}")
         print(f"    --Solution name:  {solution.get('SolutionNameMin', '')}")
         print(f"    --kernel name:    {solution.get('KernelNameMin', '')}")
 
 
-def run_row(row: dict, lib: Library, arch, freq: bool) -> None:
+def run_row(row: dict, lib: Library, arch, freq: bool, form: str) -> None:
     problem = GemmProblem.from_row(row)
     chosen = selected(lib, problem, row, arch)
     rotating = int(row.get("rotating", 0))
@@ -189,8 +251,7 @@ def run_row(row: dict, lib: Library, arch, freq: bool) -> None:
     if not chosen:
         return
     verify = bool(row.get("norm_check") or row.get("allclose_check"))
-    header = HEADER + (FREQ_COLUMNS if freq else []) + PERF_COLUMNS + (
-        VERIFY_COLUMNS if verify else [])
+    columns = header(form, freq, verify)
     kernel_info = bool(row.get("print_kernel_info", False))
     ratio = float(row.get("skip_slow_solution_ratio", 0) or 0)
     best, printed = None, 0
@@ -199,15 +260,16 @@ def run_row(row: dict, lib: Library, arch, freq: bool) -> None:
             print(f"Skip solution: {sol} (best warm-up = {best[2]:.2g} us , warm-up = "
                   f"{us:.2g} us, skip ratio = {ratio})")
             continue
-        vals = values(row, problem, us, freq, verification(problem, solution) if verify else None)
-        print_block(sol, header, vals, index, solution, kernel_info)
+        vals = values(row, problem, us, arch, solution,
+                      verification(problem, solution) if verify else None)
+        print_block(sol, columns, vals, index, solution, kernel_info)
         printed += 1
         if best is None or us < best[2]:
             best = (sol, index, us, solution, vals)
     if len(chosen) > 1:
         sol, index, _, solution, vals = best
         print("Winner: ")
-        print_block(sol, header, vals, index, solution, kernel_info)
+        print_block(sol, columns, vals, index, solution, kernel_info)
 
 
 def main() -> int:
@@ -232,7 +294,7 @@ def main() -> int:
     arch = sim.arch_by_name(os.environ.get("GEKO_REPLAY_ARCH", "gfx950"))
     rows = yaml.safe_load(Path(args.yaml).read_text()) or []
     for row in rows:
-        run_row(row, lib, arch, freq)
+        run_row(row, lib, arch, freq, header_form(os.environ))
     sys.stdout.flush()
     return 0
 

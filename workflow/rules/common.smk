@@ -3,7 +3,8 @@ import os
 
 from snakemake.utils import validate
 
-from geko_lib import failures, layout
+from geko_lib import failures
+from geko_lib.campaign import layout
 
 
 validate(config, "../schemas/config.schema.yaml")

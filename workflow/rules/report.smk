@@ -3,7 +3,7 @@
 # report.html` writes the self-contained HTML report; target `plots` makes only report/.
 
 
-from geko_lib import headline
+from geko_lib.campaign import headline
 
 # The landing page leads with the campaign's headline: the plots job writes it (report/landing.rst,
 # from ../report/workflow.rst and metrics.json); until then the static page stands in.

@@ -44,7 +44,7 @@ rule baseline:
         parts=expand("baseline/parts/{part}.csv", part=BASELINE_PARTS),
     output:
         table="baseline/workload.csv",
-        # the original's updated benchmark log and its results (geko_lib.benchmark_log)
+        # the original's updated benchmark log and its results (geko_lib.bench.benchmark_log)
         bench_log=layout.fill(layout.BENCH_LOG, stem=BENCH_STEM),
         bench_out=layout.fill(layout.BENCH_OUT, stem=BENCH_STEM),
     params:

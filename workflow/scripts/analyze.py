@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from geko_lib import analysis, jobs, optim, original_columns, platforms
+from geko_lib.optim import analysis
+from geko_lib import jobs, optim, original_columns, platforms
 
 
 def concat(paths):

@@ -2,7 +2,8 @@
 every n-th GEMM starting at i (one part per device, so the baseline fans out too)."""
 from pathlib import Path
 
-from geko_lib import files, jobs, original_columns, summary, workload
+from geko_lib import files, jobs, original_columns, workload
+from geko_lib.bench import summary
 
 
 def main(smk):

@@ -2,7 +2,8 @@
 original's updated benchmark log <log>.yaml with its results <log>.out in the workdir."""
 import yaml
 
-from geko_lib import bench_text, benchmark_log, files, jobs, platforms, summary, workload
+from geko_lib.bench import text as bench_text, benchmark_log, summary
+from geko_lib import files, jobs, platforms, workload
 
 
 def main(smk):

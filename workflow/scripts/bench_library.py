@@ -2,7 +2,8 @@
 <lib>_bench-tuned.csv (with the created library)."""
 from pathlib import Path
 
-from geko_lib import files, jobs, original_columns, platforms, provenance
+from geko_lib import files, jobs, original_columns, platforms
+from geko_lib.campaign import provenance
 
 
 def main(smk):

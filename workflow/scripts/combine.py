@@ -3,8 +3,8 @@ results/combined_results.csv: per GEMM the fastest verified kernel, raced side b
 import logging
 from pathlib import Path
 
-from geko_lib import (campaign_state, combine, files, integrity, jobs, layout, library, platforms,
-                      progress, provenance)
+from geko_lib.campaign import state as campaign_state, combine, integrity, layout, provenance
+from geko_lib import files, jobs, library, platforms, progress
 from geko_lib.gemm import GemmProblem
 
 log = logging.getLogger("geko")

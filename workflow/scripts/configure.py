@@ -5,7 +5,9 @@ over)."""
 import sys
 from pathlib import Path
 
-from geko_lib import files, jobs, job_scripts, layout, platforms
+from geko_lib import files, jobs, platforms
+from geko_lib.tuning import job_scripts
+from geko_lib.campaign import layout
 from geko_lib.tuning import configure
 
 

@@ -1,5 +1,6 @@
 """libs/ -> tensile/: the library the platform loads for the tuned runs."""
-from geko_lib import files, jobs, platforms, provenance
+from geko_lib import files, jobs, platforms
+from geko_lib.campaign import provenance
 
 
 def main(smk):

@@ -1,5 +1,6 @@
 """winners.csv -> libs/*.yaml: library logic holding the winning solutions."""
-from geko_lib import files, jobs, platforms, provenance
+from geko_lib import files, jobs, platforms
+from geko_lib.campaign import provenance
 from geko_lib.errors import GekoError
 
 

@@ -2,7 +2,8 @@
 import logging
 from pathlib import Path
 
-from geko_lib import files, integrity, jobs, library, platforms, provenance
+from geko_lib import files, jobs, library, platforms
+from geko_lib.campaign import integrity, provenance
 
 
 def main(smk):

@@ -1,6 +1,7 @@
 """results/raw_results.csv + libs/ -> full_libs/: every GEMM with its winner (the tuned kernel
 where it was kept, the reference kernel elsewhere)."""
-from geko_lib import files, gemm, jobs, library, platforms, provenance
+from geko_lib import files, gemm, jobs, library, platforms
+from geko_lib.campaign import provenance
 
 
 def main(smk):

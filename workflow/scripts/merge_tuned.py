@@ -1,6 +1,7 @@
 """optimizations/build_*/3_LibraryLogic -> libs/: tuned libraries merged by file name, trimmed,
 with epilogues."""
-from geko_lib import files, jobs, library, platforms, provenance
+from geko_lib import files, jobs, library, platforms
+from geko_lib.campaign import provenance
 
 
 def main(smk):

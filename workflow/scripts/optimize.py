@@ -5,7 +5,8 @@ fails its last attempt (1 + tune_retries, or 1 with retry off) is skipped: an em
 import logging
 from pathlib import Path
 
-from geko_lib import failures, jobs, layout
+from geko_lib import failures, jobs
+from geko_lib.campaign import layout
 from geko_lib.tuning import optimize
 
 log = logging.getLogger("geko")

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from geko_lib import files, jobs, library, provenance
+from geko_lib import files, jobs, library
+from geko_lib.campaign import provenance
 
 
 def main(smk):

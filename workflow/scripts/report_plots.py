@@ -3,7 +3,8 @@ import json
 import re
 from pathlib import Path
 
-from geko_lib import files, headline, jobs, platforms, report
+from geko_lib import files, jobs, platforms, report
+from geko_lib.campaign import headline
 
 
 def optimize_log(build_dir) -> Path:

@@ -6,7 +6,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from geko_lib import bench_text, failures, files, jobs, layout, original_columns, progress
+from geko_lib.bench import text as bench_text
+from geko_lib import failures, files, jobs, original_columns, progress
+from geko_lib.campaign import layout
 from geko_lib.gemm import GemmProblem
 from geko_lib.platforms import RESULT_COLUMNS
 

@@ -1,5 +1,6 @@
 """workload.yaml (+ baseline timings) -> summary.csv, gemms.csv."""
-from geko_lib import files, jobs, summary, workload
+from geko_lib import files, jobs, workload
+from geko_lib.bench import summary
 
 
 def main(smk):

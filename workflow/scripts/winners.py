@@ -6,7 +6,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from geko_lib import failures, files, jobs, layout, original_columns, search
+from geko_lib import failures, files, jobs, original_columns, search
+from geko_lib.campaign import layout
 from geko_lib.errors import GekoError
 
 

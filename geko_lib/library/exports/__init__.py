@@ -10,8 +10,8 @@ export them (``require_exportable``).
 """
 
 from .override import OVERRIDE_COLUMNS, read_tuning_override, write_tuning_override  # noqa: F401
-from .tunableop import (STYLES, TUNABLEOP_TYPES, default_validators,  # noqa: F401
-                        read_tunableop, tunableop_style, tunableop_supported, write_tunableop)
+from .tunableop import (STYLES, TUNABLEOP_TYPES, default_validators, read_tunableop,
+                        tunableop_style, tunableop_supported, write_tunableop)
 from .winners import IDENTITY, ExportError, require_exportable, winners_from_results  # noqa: F401
 
 __all__ = ["ExportError", "IDENTITY", "OVERRIDE_COLUMNS", "TUNABLEOP_TYPES",

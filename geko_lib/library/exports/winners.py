@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...errors import GekoError
 from ...gemm import (BY_NAME, GemmError, GemmProblem, GemmType, normalize_compute_type,
-                    normalize_transpose, strip_compute_prefix)
+                     normalize_transpose, strip_compute_prefix)
 
 
 class ExportError(GekoError, ValueError):

@@ -19,7 +19,7 @@ import logging
 import math
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ import pandas as pd
 
 from ... import library as liblogic
 from ... import original_columns
+from ...config_schema import default as _default
 from ...gemm import GemmProblem, GemmType
 from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
 from . import timing
@@ -48,12 +49,16 @@ TIE_BAND = 0.01
 
 @dataclass(frozen=True)
 class SearchSettings:
-    budget_s: float = 5.0  # screening time per GEMM
-    heuristic_count: int = 16  # how many of the heuristic's ranked list are always screened
-    max_candidates: int = 400
-    finalists: int = 6  # re-timed side by side and checked numerically
-    workspace_mb: int = 32
-    err_thr: float = 0.01
+    # every default is the config schema's (the one place defaults live), so the Python API
+    # and the workflow screen candidates alike
+    budget_s: float = field(default_factory=lambda: _default("cuda.search_budget_s"))
+    # how many of the heuristic's ranked list are always screened
+    heuristic_count: int = field(default_factory=lambda: _default("cuda.heuristic_count"))
+    max_candidates: int = field(default_factory=lambda: _default("cuda.max_candidates"))
+    # re-timed side by side and checked numerically
+    finalists: int = field(default_factory=lambda: _default("cuda.finalists"))
+    workspace_mb: int = field(default_factory=lambda: _default("cuda.workspace_mb"))
+    err_thr: float = field(default_factory=lambda: _default("err_thr"))
     keep_threshold: float | None = None  # the campaign's up_thr; None: re-time near 1.0
 
 
@@ -130,12 +135,12 @@ class CudaPlatform:
     def from_config(cls, config: dict) -> "CudaPlatform":
         cuda = config.get("cuda") or {}
         settings = SearchSettings(
-            budget_s=float(cuda.get("search_budget_s", SearchSettings.budget_s)),
-            heuristic_count=int(cuda.get("heuristic_count", SearchSettings.heuristic_count)),
-            max_candidates=int(cuda.get("max_candidates", SearchSettings.max_candidates)),
-            finalists=int(cuda.get("finalists", SearchSettings.finalists)),
-            workspace_mb=int(cuda.get("workspace_mb", SearchSettings.workspace_mb)),
-            err_thr=float(config.get("err_thr", SearchSettings.err_thr)),
+            budget_s=float(cuda.get("search_budget_s", _default("cuda.search_budget_s"))),
+            heuristic_count=int(cuda.get("heuristic_count", _default("cuda.heuristic_count"))),
+            max_candidates=int(cuda.get("max_candidates", _default("cuda.max_candidates"))),
+            finalists=int(cuda.get("finalists", _default("cuda.finalists"))),
+            workspace_mb=int(cuda.get("workspace_mb", _default("cuda.workspace_mb"))),
+            err_thr=float(config.get("err_thr", _default("err_thr"))),
             keep_threshold=(float(config["up_thr"]) if config.get("up_thr") is not None
                             else None))
         return cls(settings, seed=int(cuda.get("seed", 0)), arch=config.get("arch", "h200"),

@@ -24,7 +24,8 @@ from typing import Sequence
 import pandas as pd
 
 from ... import library as liblogic
-from ... import bench_rows, original_columns
+from ...bench import rows as bench_rows
+from ... import original_columns
 from ...gemm import GemmProblem
 from ...library import operations
 from ...tuning import configure as tuning_configure

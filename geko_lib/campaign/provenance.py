@@ -1,5 +1,5 @@
 """Where a library directory came from, checked before it is used again: the directory's
-manifest (``provenance.json``, written by ``geko_lib.integrity``) records the campaign's platform,
+manifest (``provenance.json``, written by ``geko_lib.campaign.integrity``) records the campaign's platform,
 architecture, vendor-library version, workload and options, and every file's digest; libraries
 made for another GPU, library version or campaign, or edited since, are never benchmarked or
 shipped (as TunableOp's Validator lines and hipBLASLt's tuning-file version header do).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import campaign_state, integrity
+from . import state as campaign_state, integrity
 from .integrity import MANIFEST as FILE, IntegrityError
 
 StaleResultsError = IntegrityError  # the name callers have always caught

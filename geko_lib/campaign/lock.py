@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import GekoError
+from ..errors import GekoError
 from .snakemake_records import snakemake_locks, snakemake_processes
 
 

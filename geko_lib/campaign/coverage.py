@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import library, workload
-from .errors import GekoError
-from .gemm import GEMM_FIELDS, GemmProblem
-from .summary import gemm_identity, normalized
+from .. import library, workload
+from ..errors import GekoError
+from ..gemm import GEMM_FIELDS, GemmProblem
+from ..bench.summary import gemm_identity, normalized
 
 KEYS = list(GEMM_FIELDS)
 
@@ -70,7 +70,7 @@ def _timings_table(path) -> pd.DataFrame:
 
 
 def _model_times(problems: list[GemmProblem], arch: str) -> dict[GemmProblem, float]:
-    from . import platforms
+    from .. import platforms
 
     platform = platforms.get({"platform": "sim", "arch": arch})
     unique = list(dict.fromkeys(problems))
@@ -89,8 +89,8 @@ def _model_times(problems: list[GemmProblem], arch: str) -> dict[GemmProblem, fl
 
 
 def _model_arch(requested: str | None, library_arch: str | None) -> str:
-    from .platforms import PlatformError
-    from .platforms.sim import arch_by_name
+    from ..platforms import PlatformError
+    from ..platforms.sim import arch_by_name
 
     for name in (requested, library_arch):
         if not name:

@@ -18,8 +18,8 @@ import logging
 
 import pandas as pd
 
-from .errors import GekoError
-from .gemm import GEMM_FIELDS, normalize_compute_type
+from ..errors import GekoError
+from ..gemm import GEMM_FIELDS, normalize_compute_type
 
 
 class SummaryError(GekoError, ValueError):

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import failures, files, jobs
-from .bench.utils import format_benchmark_output
-from .errors import GekoError
-from .gemm import GemmProblem
-from .library.logic import dump_rows, rows_text
-from .search_chunks import chunk_bounds, chunk_name
+from .. import failures, files, jobs
+from ..bench.utils import format_benchmark_output
+from ..errors import GekoError
+from ..gemm import GemmProblem
+from ..library.logic import dump_rows, rows_text
+from .chunks import chunk_bounds, chunk_name
 
 log = logging.getLogger("geko")
 

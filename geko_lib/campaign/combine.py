@@ -24,11 +24,13 @@ from typing import Sequence
 
 import pandas as pd
 
-from . import campaign_state, integrity, layout, workload
-from .errors import GekoError
-from .gemm import GemmProblem, GemmType
-from .library import logic as liblogic
-from .library.collection import load_dir
+from . import state as campaign_state, integrity, layout
+from .. import workload
+from ..errors import GekoError
+from ..gemm import GemmProblem, GemmType
+from ..library import logic as liblogic
+from ..library.collection import load_dir
+from ..optim import analysis
 
 SAME = ("platform", "arch", "library_version")  # what sources must share
 DEFAULT = "default"  # the source name of the platform's own choice
@@ -158,6 +160,11 @@ def _kernel(solution: dict) -> dict:
     return {k: v for k, v in solution.items() if k != "SolutionIndex"}
 
 
+def _ratio(default_us: float, us: float) -> float:
+    """The default's time over the entrant's (NaN where the default could not run)."""
+    return default_us / us if math.isfinite(default_us) and us > 0 else math.nan
+
+
 def _same_kernel(a: dict, b: dict) -> bool:
     return _kernel(a) == _kernel(b)
 
@@ -173,10 +180,12 @@ def choose(problem: GemmProblem, entrants: list[Candidate], raced: list[tuple[fl
     for candidate, (us, error) in zip(entrants, raced[1:]):
         row[f"us_{candidate.source}"] = us
         row[f"error_{candidate.source}"] = error
-        ok = math.isfinite(us) and error == error and error < err_thr
+        ok = math.isfinite(us) and error < err_thr
         if ok and (best is None or us < best[1]):
             best = (candidate, us, error)
-    kept = best is not None and math.isfinite(default_us) and default_us / best[1] >= up_thr
+    # every entrant is a kernel of its own campaign's library, never the default's choice
+    kept = best is not None and bool(analysis.keeps(True, _ratio(default_us, best[1]), best[2],
+                                                    up_thr, err_thr))
     row["winner"] = best[0].source if kept else DEFAULT
     row["us_combined"] = best[1] if kept else default_us
     row["ratio"] = default_us / row["us_combined"]

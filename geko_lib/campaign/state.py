@@ -9,7 +9,7 @@ differs and how to start over, before anything in the workdir changes.
 
 Options that only select or judge results (``keep_thr``, ``up_thr``, ``err_thr``, ``verify``,
 the mode, devices, export settings) may change between runs: Snakemake's params triggers and the
-outputs' stamps (``geko_lib.integrity``) recompute what they shape.
+outputs' stamps (``geko_lib.campaign.integrity``) recompute what they shape.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import yaml
 
-from .config_schema import merged, schema_defaults
-from .errors import GekoError
+from ..config_schema import merged, schema_defaults
+from ..errors import GekoError
 from .integrity import file_sha256
-from .schemas import RunState
+from ..schemas import RunState
 
 FILE = RunState.FILE
 
@@ -99,7 +99,7 @@ def result_options(config: dict) -> dict:
 
 def identity(config: dict) -> dict:
     """The campaign's identity from a full config (defaults filled in)."""
-    from . import platforms
+    from .. import platforms
 
     platform = platforms.get(config)
     options = result_options(config)
@@ -172,8 +172,8 @@ def _state(path: Path, current: dict) -> RunState:
 def _dump(path: Path, state: RunState, current: dict, mode: str) -> Path:
     from dataclasses import asdict
 
-    from . import files
-    from .schemas import _now
+    from .. import files
+    from ..schemas import _now
 
     state.last_modified = _now()
     data = {**asdict(state), "mode": mode,

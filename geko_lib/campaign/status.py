@@ -26,12 +26,11 @@ from pathlib import Path
 
 import yaml
 
-from . import devices as devmod
+from .. import devices as devmod
 from . import layout as L
-from .campaign_uplift import job_details, uplift
-from .errors import GekoError
-from .snakemake_records import (incomplete_outputs, proc_cwd, snakemake_locks,  # noqa: F401
-                                snakemake_processes)
+from .uplift import job_details, uplift
+from ..errors import GekoError
+from .snakemake_records import incomplete_outputs, proc_cwd, snakemake_locks, snakemake_processes
 
 LEASE_RE = re.compile(r"leased (\S+) device (\d+) slot (\d+)")
 ERROR_PREFIX = "GEKO:ERROR"
@@ -45,7 +44,7 @@ class StatusError(GekoError, ValueError):
 
 def _defaults() -> dict:
     """Every key's default, from the config schema (the one place defaults live)."""
-    from .config_schema import schema_defaults
+    from ..config_schema import schema_defaults
 
     return schema_defaults()
 
@@ -136,7 +135,7 @@ def _state(workdir: Path, output: str, log: str, active: bool, incomplete: dict,
 
 
 def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
-    from .tuning.optimize import build_state
+    from ..tuning.optimize import build_state
 
     layout = L.Layout(workdir)
     failed_names = set(layout.failed_jobs("tune"))

@@ -6,7 +6,7 @@ simply missing to Snakemake, which recomputes it.
 1. ``refuse_other_campaign``: run_state.json records another campaign -> refused, saying what
    differs and how to start over.
 2. ``remove_untrustworthy_outputs``: every existing output of a rule is checked against its stamp
-   (``geko_lib.integrity``); damaged, unstamped or stale ones are removed and reported. Skipped
+   (``geko_lib.campaign.integrity``); damaged, unstamped or stale ones are removed and reported. Skipped
    while the workdir is locked: a live campaign's outputs are not ours to judge, and Snakemake
    refuses to run beside it anyway.
 """
@@ -19,9 +19,9 @@ import re
 import sys
 from pathlib import Path
 
-from . import campaign_lock, campaign_state, combine, integrity, layout
-from .campaign_lock import snakemake_locks
-from .library.collection import load_dir
+from . import lock as campaign_lock, state as campaign_state, combine, integrity, layout
+from .lock import snakemake_locks
+from ..library.collection import load_dir
 
 log = logging.getLogger("geko")
 
@@ -216,7 +216,7 @@ def outputs_of(rules) -> list[tuple[str, re.Pattern]]:
 def identity_at_start(config: dict) -> dict | None:
     """The campaign's identity, or None (with a warning) where the platform cannot be set up
     here: the jobs then fail with the platform's own message, and nothing is judged."""
-    from .errors import GekoError
+    from ..errors import GekoError
 
     try:
         return campaign_state.identity(config)

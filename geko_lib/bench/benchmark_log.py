@@ -7,15 +7,15 @@ hipblaslt-bench on it into ``<workdir>/<log stem>.out``. geko's baseline runs on
 (``baseline/parts/``); once merged, the same two files are written in the workdir: the rows, with
 the iteration counts that fill ``bench_duration`` seconds at the measured latency (what a rerun of
 that file by hand with ``hipblaslt-bench --yaml <log>.yaml`` needs), and the measured results in
-hipblaslt-bench's layout (:mod:`geko_lib.bench_text`).
+hipblaslt-bench's layout (:mod:`geko_lib.bench.text`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .bench import log as bench_log
-from .gemm import GEMM_FIELDS, normalize_compute_type
+from . import log as bench_log
+from ..gemm import GEMM_FIELDS, normalize_compute_type
 
 LATENCY_KEYS = {"M": "m", "N": "n", "K": "k"}
 

@@ -1,6 +1,6 @@
 """Dense search (the original's ``geko.search``): ``configure`` the hipblaslt-bench rows of the
-GEMMs, ``run`` them over devices (search_runner), pick the winners. The chunking lives in
-search_chunks, the row format in bench_rows.
+GEMMs, ``run`` them over devices (``search.runner``), pick the winners. The chunking lives in
+``search.chunks``, the row format in ``bench.rows``.
 
 Each GEMM of gemms.csv becomes one row asking for *all* solutions the library's heuristic can
 return (``algo_method: 0``, ``requested_solution_num: -1``). Iterations come from the baseline
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import platforms
-from .errors import GekoError
-from .bench_rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
-from .search_chunks import chunk_bounds, chunk_name, deal_by_cost  # noqa: F401
-from .gemm import GEMM_FIELDS
-from .summary import normalized
+from .. import platforms
+from ..errors import GekoError
+from ..bench.rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
+from .chunks import chunk_bounds, chunk_name, deal_by_cost  # noqa: F401
+from ..gemm import GEMM_FIELDS
+from ..bench.summary import normalized
 
 
 
@@ -79,7 +79,7 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     chunk done by an earlier run is not run again). A failed chunk's GEMMs are retried one by
     one (``retry``); a GEMM that still fails is written to ``failed_jobs.log`` and
     ``failed_gemms.yaml`` and skipped. Returns the winners (the fastest candidate per GEMM)."""
-    from . import search_runner
+    from . import runner as search_runner
 
     if not configs:
         raise GekoError("search.run() needs configs (the rows of search.configure)")

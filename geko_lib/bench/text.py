@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .gemm import GEMM_FIELDS
+from ..gemm import GEMM_FIELDS
 
 PERF = (("gflops", "hipblaslt-Gflops"), ("gbps", "hipblaslt-GB/s"), ("us", "us"))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .gemm import scale_type_for
+from ..gemm import scale_type_for
 
 DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's counts when no latency is known
 

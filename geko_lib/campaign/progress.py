@@ -4,11 +4,13 @@
 
 The original's runner draws one tqdm bar over the phase's jobs: the GEMMs of the dense search,
 the tuning configs of tune mode. geko's jobs are Snakemake's, so the ``geko`` command draws the
-bar while Snakemake runs, from what the workdir shows (:mod:`geko_lib.layout`): a search GEMM
+bar while Snakemake runs, from what the workdir shows (:mod:`geko_lib.campaign.layout`): a search GEMM
 is done when its chunk's results are written (failed if it is listed in the chunk's failures),
 a tuning job when its build dir holds library logic (failed if ``optimizations/failed_jobs.log``
 lists it). The total is known once the phase's checkpoint (search chunks, tuning configs) is
-written; before that no bar is drawn. The bench mode has no phase jobs and no bar.
+written; before that no bar is drawn. The bench mode has no phase jobs and no bar. Where the
+stream is no terminal (a log, a pipe) the bar is a plain line per change instead, with the rate
+once a job is done: ``Search in progress: 1/2 [00:21, 21.0 s/GEMM] n_completed: 1, n_failed: 0``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +27,7 @@ import yaml
 from . import layout as L
 
 LABELS = {"search": "Search in progress", "tune": "Optimization in progress"}
+UNITS = {"search": "GEMM", "tune": "job"}
 BAR = ("{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}<{{remaining}}, {{rate_fmt}}] "
        "n_completed: {done}, n_failed: {failed}")
 
@@ -79,25 +83,58 @@ COUNTERS = {"search": search_counts, "tune": tune_counts}
 class CampaignBar:
     """The bar of one phase; :meth:`refresh` reads the workdir again."""
 
-    def __init__(self, workdir, phase: str, stream=None):
+    def __init__(self, workdir, phase: str | None, stream=None):
         self.workdir, self.phase = Path(workdir), phase
         self.stream = stream if stream is not None else sys.stderr
+        self.plain = not getattr(self.stream, "isatty", lambda: False)()
         self._bar = None
+        self._shown: Counts | None = None
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
 
-    def refresh(self) -> Counts:
+    def write(self, line: str, file=None) -> None:
+        """A line for the terminal (stdout unless told) that leaves the bar intact below it."""
+        file = sys.stdout if file is None else file
+        with self._lock:
+            if self._bar is not None:
+                self._bar.write(line, file=file)
+            else:
+                print(line, file=file, flush=True)
+
+    def _plain_line(self, counts: Counts) -> None:
+        if counts == self._shown:
+            return
+        self._shown = counts
+        done = counts.completed + counts.failed
+        timing = ""
+        if done:
+            elapsed = time.monotonic() - self._started
+            minutes, seconds = divmod(int(elapsed), 60)
+            timing = f"[{minutes:02d}:{seconds:02d}, {elapsed / done:.1f} s/{UNITS[self.phase]}] "
+        print(f"{LABELS[self.phase]}: {done}/{counts.total} {timing}n_completed: "
+              f"{counts.completed}, n_failed: {counts.failed}", file=self.stream, flush=True)
+
+    def refresh(self) -> Counts | None:
+        if self.phase is None:
+            return None
         counts = COUNTERS[self.phase](self.workdir)
         if counts.total is None:
+            return counts
+        if self.plain:
+            with self._lock:
+                self._plain_line(counts)
             return counts
         if self._bar is None:
             from tqdm import tqdm
 
             self._bar = tqdm(total=counts.total, desc=LABELS[self.phase], file=self.stream,
                              dynamic_ncols=True, leave=True)
-        bar = self._bar
-        bar.total = counts.total
-        bar.bar_format = BAR.format(done=counts.completed, failed=counts.failed)
-        bar.n = counts.completed + counts.failed
-        bar.refresh()
+        with self._lock:
+            bar = self._bar
+            bar.total = counts.total
+            bar.bar_format = BAR.format(done=counts.completed, failed=counts.failed)
+            bar.n = counts.completed + counts.failed
+            bar.refresh()
         return counts
 
     def close(self) -> None:
@@ -114,10 +151,10 @@ def phase_of(config: dict, target: str) -> str | None:
 
 
 def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=None,
-         **popen) -> int:
-    """``subprocess.call(command, **popen)`` with the campaign bar drawn meanwhile."""
-    if phase is None:
-        return subprocess.call(command, **popen)
+         on_line=None, **popen) -> int:
+    """``subprocess.call(command, **popen)`` with the campaign bar drawn meanwhile; with
+    ``on_line``, the command's output (stdout and stderr) goes line by line to
+    ``on_line(line, write)`` instead of the terminal, ``write`` printing above the bar."""
     bar, stop = CampaignBar(workdir, phase, stream), threading.Event()
 
     def watch():
@@ -127,7 +164,13 @@ def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=N
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        return subprocess.call(command, **popen)
+        if on_line is None:
+            return subprocess.call(command, **popen)
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace", bufsize=1, **popen) as child:
+            for line in child.stdout:
+                on_line(line, bar.write)
+            return child.wait()
     finally:
         stop.set()
         watcher.join()

@@ -40,8 +40,8 @@ def compute_units(arch) -> int:
     e.g. gfx950_128cu: 128), else the GPU models' (SMs of an NVIDIA GPU)."""
     if not arch:
         raise ValueError("no architecture given (ARCH, or the campaign's arch)")
-    from .platforms import PlatformError, archs
-    from .tuning import configure
+    from ..platforms import PlatformError, archs
+    from ..tuning import configure
 
     if str(arch) in configure.ARCHS:
         return configure.ARCHS[str(arch)].cus

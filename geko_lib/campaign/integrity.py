@@ -30,9 +30,9 @@ from pathlib import Path
 
 import yaml
 
-from . import files
-from .errors import GekoError
-from .schemas import sha256_of
+from .. import files
+from ..errors import GekoError
+from ..schemas import sha256_of
 
 STAMP_SUFFIX = ".stamp.json"
 MANIFEST = "provenance.json"
@@ -316,7 +316,7 @@ def verify_shipped(directory, kept) -> None:
     parses, every kept (library, size) is served and nothing else is. (The kernel a size is
     served by is the kept one by construction; kernel names are platform-formatted, e.g.
     hipblaslt-bench reports a shorter name than the logic file's SolutionNameMin.)"""
-    from .library import LibraryError, load_dir
+    from ..library import LibraryError, load_dir
 
     try:
         libs = load_dir(directory)

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .gemm import BY_NAME, GEMM_FIELDS
-from .summary import PCT, normalized
+from ..gemm import BY_NAME, GEMM_FIELDS
+from ..bench.summary import PCT, normalized
 
 log = logging.getLogger("geko")
 
@@ -25,6 +25,13 @@ UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "
           "lib_source")
 KEYS = list(GEMM_FIELDS)
 PAIRED = "us_paired_reference"  # the reference timed beside the tuned kernel in the tuned job
+
+
+def keeps(kernel_changed, ratio, error, up_thr: float, err_thr: float):
+    """The keep rule (DESIGN.md section 5), the one place it is written: a different kernel, at
+    least ``up_thr`` times as fast as the default and verified with an error under ``err_thr``
+    (a NaN or infinite time or error never passes). Scalars or table columns alike."""
+    return kernel_changed & (ratio >= up_thr) & (ratio < math.inf) & (error < err_thr)
 
 
 def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame | None,
@@ -60,7 +67,7 @@ def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame |
     raw["verified"] = verified
     raw["valid"] = raw["error_tuned"] < err_thr
     raw["kernel_changed"] = raw["kernel_reference"] != raw["kernel_tuned"]
-    raw["kept"] = raw["kernel_changed"] & (raw["ratio"] >= up_thr) & raw["valid"]
+    raw["kept"] = keeps(raw["kernel_changed"], raw["ratio"], raw["error_tuned"], up_thr, err_thr)
     raw["winner"] = np.where(raw["kept"], "tuned", "reference")
     raw["uplift_pct"] = (raw["ratio"] - 1.0) * 100.0
     raw["us_saved"] = base - raw["us_tuned"]
@@ -198,7 +205,7 @@ ROOFLINE_COLUMNS = ("pct_roofline_reference", "pct_roofline_tuned")
 
 
 def _gemm_type(row):
-    from .gemm import GemmType
+    from ..gemm import GemmType
 
     return GemmType(row["transA"], row["transB"], row["a_type"], row["b_type"], row["c_type"],
                     row["d_type"], row["compute_type"])
@@ -209,7 +216,7 @@ def roofline_table(raw: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
     ``min(peak of the GEMM's input class, intensity * bandwidth)`` and % of it reached.
 
     ``ceilings`` is ``platforms.ceilings(config)``: ``peak_tflops`` by class, ``hbm_tbps``."""
-    from .platforms import peak_class
+    from ..platforms import peak_class
 
     rows = raw.to_dict("records")
     peaks = ceilings.get("peak_tflops") or {}

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from . import layout as L
-from .gemm import GEMM_FIELDS, GemmProblem
-from .summary import PCT, normalized
+from ..gemm import GEMM_FIELDS, GemmProblem
+from ..bench.summary import PCT, normalized
+from ..optim import analysis
 
 KEYS = list(GEMM_FIELDS)
 
@@ -30,8 +31,8 @@ def job_details(workdir: Path, config: dict) -> dict[str, str]:
     wl = workdir / L.WORKLOAD
     if wl.is_file():
         try:
-            from . import workload
-            from .summary import gemm_identity
+            from .. import workload
+            from ..bench.summary import gemm_identity
 
             identity = gemm_identity(workload.read(wl))
             out["ingest"] = (f"{len(identity)} GEMMs, {int(identity['call_count'].sum())} calls")
@@ -93,7 +94,8 @@ def _pair_uplift(pairs: pd.DataFrame, up_thr: float, weights: pd.DataFrame | Non
     """Numbers of reference vs candidate pairs (columns us_reference, us_tuned,
     kernel_changed)."""
     ratio = pairs["us_reference"].astype(float) / pairs["us_tuned"].astype(float)
-    better = (ratio >= up_thr) & pairs["kernel_changed"].astype(bool) & np.isfinite(ratio)
+    # partial data carries no verification yet: the keep rule on time and kernel alone
+    better = analysis.keeps(pairs["kernel_changed"].astype(bool), ratio, 0.0, up_thr, math.inf)
     out = {"n_compared": int(len(pairs)), "n_faster": int(better.sum())}
     if len(pairs):
         best = int(np.nanargmax(ratio.to_numpy())) if np.isfinite(ratio).any() else None
@@ -147,9 +149,9 @@ def _search_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
 def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
     """Tuned gflops (library logic of completed configs, GA checkpoints of the others) vs the
     baseline's gflops, as times of one unit of work."""
-    from . import library
-    from .tuning.optimize import CHECKPOINT, LOGIC_DIR
-    from .tuning.problem import TuningConfig
+    from .. import library
+    from ..tuning.optimize import CHECKPOINT, LOGIC_DIR
+    from ..tuning.problem import TuningConfig
 
     best: dict[tuple, float] = {}
     for build in sorted((workdir / L.TUNING_DIR).glob("build_*")):

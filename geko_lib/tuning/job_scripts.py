@@ -15,7 +15,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from . import files, layout
+from .. import files
+from ..campaign import layout
 
 
 def job_config(config: dict, workdir: Path, workload_kind: str, workload_value: str) -> dict:

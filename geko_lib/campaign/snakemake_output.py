@@ -1,0 +1,118 @@
+"""What the ``geko`` command does with Snakemake's own output while it runs the workflow.
+
+At the default verbosity the terminal shows what the original tool shows: a line when each phase
+starts (the original's phase lines), one progress bar for the campaign
+(``geko_lib.campaign.progress``), the jobs' warnings and errors, and geko's own ``geko:`` lines.
+Everything Snakemake prints (banner, job statistics, one block per job) goes to
+``<workdir>/logs/snakemake.log`` instead; at ``-v 2`` it reaches the terminal too. When jobs
+fail, their logs (the ``log:`` lines of Snakemake's ``Error in rule`` blocks) are named, and
+their last lines shown, at the end. A run refused by Snakemake's workdir lock (another campaign
+took the workdir first) is told in one line, not as a LockException.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..log_setup import PREFIX
+
+LOG = "logs/snakemake.log"  # workdir-relative: Snakemake's output of the geko command's runs
+# the original's phases, by the rules that run them (rules not named here start no phase)
+PHASES = {
+    "ingest": "Reading the workload",
+    "baseline_part": "Baseline benchmark", "baseline": "Baseline benchmark",
+    "summarize": "GEMM contribution analysis",
+    "search_configure": "Search phase", "search_chunk": "Search phase",
+    "winners": "Extracting the winning kernels",
+    "configure": "Configuration phase",
+    "optimize": "Optimization phase", "merge_tuned": "Optimization phase",
+    "libs": "Building the libraries", "create_library": "Building the libraries",
+    "bench_input": "Benchmarking reference vs tuned", "bench_reference":
+        "Benchmarking reference vs tuned", "bench_tuned": "Benchmarking reference vs tuned",
+    "verify_tuned": "Benchmarking reference vs tuned",
+    "analyze": "Filtering the results",
+    "ship_final_libs": "Writing the final libraries", "ship_full_libs":
+        "Writing the final libraries", "exports": "Writing the final libraries",
+    "plots": "Report figures", "prune_libs": "Pruning", "combine_libs": "Combining libraries",
+    "integrate": "Integration",
+}
+_RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
+_ERROR = re.compile(r"^Error in rule (\w+):$")
+_LOG_LINE = re.compile(r"^\s+log: (.+?)(?: \(check log file\(s\) for error details\))?$")
+_LOCKED = ("LockException", "Directory cannot be locked")
+TAIL = 15  # lines of each failed job's log shown at the end
+
+
+class Output:
+    """Feed it Snakemake's output line by line (:meth:`feed`, with the function that prints a
+    line on the terminal: the campaign bar's, so the two do not garble each other). ``show_all``
+    passes every line on (-v 2, dry runs); ``phases`` off (-v 0) drops the phase lines."""
+
+    def __init__(self, workdir, command: list[str], show_all: bool = False,
+                 phases: bool = True):
+        self.workdir, self.show_all, self.show_phases = Path(workdir), show_all, phases
+        self.path = log_path(workdir)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.path, "a", encoding="utf-8", errors="replace")
+        self._log.write(f"\n=== geko runs: {' '.join(map(str, command))}\n")
+        self.phases: list[str] = []
+        self.failed: list[tuple[str, str]] = []  # (rule, log) of each failed job
+        self.locked = False
+        self._in_error: str | None = None
+
+    def feed(self, line: str, say=print) -> None:
+        line = line.rstrip("\n")
+        self._log.write(line + "\n")
+        self._log.flush()
+        self._failures(line)
+        if any(mark in line for mark in _LOCKED):
+            self.locked = True
+        if self.show_all:
+            say(line)
+            return
+        rule = _RULE.match(line)
+        phase = PHASES.get(rule.group(1)) if rule else None
+        if phase and phase not in self.phases:
+            self.phases.append(phase)
+            if self.show_phases:
+                say(f"geko: {phase}...")
+        elif line.startswith((f"{PREFIX}WARNING", f"{PREFIX}ERROR", f"{PREFIX}CRITICAL",
+                              "geko: ")):
+            say(line)
+
+    def _failures(self, line: str) -> None:
+        error = _ERROR.match(line)
+        if error:
+            self._in_error = error.group(1)
+            return
+        if self._in_error is None:
+            return
+        found = _LOG_LINE.match(line)
+        if found:
+            self.failed.append((self._in_error, found.group(1).strip()))
+            self._in_error = None
+        elif not line.startswith((" ", "\t")):
+            self._in_error = None
+
+    def close(self) -> None:
+        self._log.close()
+
+    def failure_lines(self) -> list[str]:
+        """The failed jobs' logs, each named with its last lines (indented)."""
+        lines = []
+        for rule, log in self.failed:
+            for name in [p.strip() for p in log.split(",") if p.strip()]:
+                path = Path(name) if Path(name).is_absolute() else self.workdir / name
+                lines.append(f"failed job {rule}: its log {path}:")
+                try:
+                    text = path.read_text(errors="replace").splitlines()[-TAIL:]
+                except OSError:
+                    text = ["(the log was not written)"]
+                lines += [f"    {t}" for t in text]
+        return lines
+
+
+def log_path(workdir) -> Path:
+    return Path(workdir) / LOG
+
