@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .errors import GekoError
+from .log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 COUNTS_FILE = ".failed_runs.json"
 

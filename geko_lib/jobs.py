@@ -20,8 +20,9 @@ from . import devices, log_setup, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
+from .log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 
 class JobFailed(GekoError, RuntimeError):

@@ -16,8 +16,9 @@ from ..gemm import GemmProblem
 from ..library.collection import load_dir
 from ..library.logic import problems_of
 from .utils import format_benchmark_output, parse_benchmark_output
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 SOURCE_DIGEST = "geko_source.sha256"  # what libraries a created library was made from
 

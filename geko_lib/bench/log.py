@@ -13,8 +13,9 @@ from . import rows as bench_rows, summary
 from .. import files, original_columns, platforms, workload
 from ..gemm import normalize_compute_type, scale_type_for
 from ..library.logic import dump_rows
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 # what update() writes into every row unless told otherwise (the original's defaults)
 UPDATE_DEFAULTS = {"iters": bench_rows.DEFAULT_ITERS, "cold_iters": bench_rows.DEFAULT_COLD_ITERS,

@@ -20,12 +20,13 @@ import pandas as pd
 
 from ..errors import GekoError
 from ..gemm import GEMM_FIELDS, normalize_compute_type
+from ..log_setup import LOGGER
 
 
 class SummaryError(GekoError, ValueError):
     """Bad keep threshold or baseline timings for the summary."""
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 TOTAL = "total (us)"
 PCT = "% of total"

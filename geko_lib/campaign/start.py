@@ -22,8 +22,9 @@ from pathlib import Path
 from . import lock as campaign_lock, state as campaign_state, combine, integrity, layout
 from .lock import snakemake_locks
 from ..library.collection import load_dir
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 
 def refuse_other_campaign(workdir, campaign: dict) -> None:

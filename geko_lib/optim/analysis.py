@@ -17,8 +17,9 @@ import pandas as pd
 
 from ..gemm import BY_NAME, GEMM_FIELDS
 from ..bench.summary import PCT, normalized
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 FAILED_ERROR = 1e6
 UNIQUE = ("us", "gflops", "gbps", "solution_index", "solution_name", "kernel", "device",

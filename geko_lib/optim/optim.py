@@ -16,8 +16,9 @@ from .. import files, original_columns, platforms
 from ..errors import GekoError
 from ..schemas import GemmConfig
 from ..tuning import optimize as tuning_jobs
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 FAILED_JOBS = "failed_jobs.log"
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..errors import GekoError
 from ..gemm import GEMM_FIELDS, GemmProblem
+from ..log_setup import LOGGER
 
 # columns of every bench / search / verify table (docs/FORMATS.md, "results table")
 RESULT_COLUMNS = (*GEMM_FIELDS, "us", "gflops", "gbps", "solution_index", "solution_name",
@@ -138,7 +139,7 @@ def resolve(hipblaslt_path=None, platform=None, **config) -> Platform:
     if platform is not None and not isinstance(platform, str):
         return platform  # a Platform already set up
     if platform is None and hipblaslt_path is None:
-        logging.getLogger("geko").warning(
+        logging.getLogger(LOGGER).warning(
             "no hipblaslt_path or platform= given: running on the sim platform (an analytic "
             "GPU model; its times are predictions)")
     if platform is None:

@@ -44,8 +44,9 @@ from ..tuning.problem import TuningConfig
 from . import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
                peak_class, results_frame)
 from .archs import ARCH_ALIASES, ARCHS, SimArch, arch_by_name  # noqa: F401 (re-exported)
+from ..log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 MODEL_NOTE = ("sim platform: analytic GPU model; times are model predictions, not measurements")
 

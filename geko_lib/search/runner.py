@@ -21,8 +21,9 @@ from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.logic import dump_rows, rows_text
 from .chunks import chunk_bounds, chunk_name
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 FAILED_JOBS = "failed_jobs.log"
 FAILED_GEMMS = "failed_gemms.yaml"

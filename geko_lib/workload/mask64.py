@@ -14,8 +14,9 @@ from .parsing import (_DuplicateKey, _FirstLines, _FlowParser, _LINE_YAML, _Load
                       _TRUNCATED, _check_not_trace, _decode, _duplicate_key_error,
                       _parse_line_yaml, _yaml_error_line, _yaml_problem, cleanup_mangled_pairs)
 from .table import _Rows
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ from .mask64 import _read_yaml_fast, _read_yaml_reference
 from .parsing import (_check_not_trace, _count_lines, _decode, _FirstLines, _is_bench_line,
                       _meaningful, _missing_file, _read_text)
 from .table import _Rows, _normalize
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 # --------------------------------------------------------------------------------------------
 # public readers

@@ -18,10 +18,11 @@ from .errors import WorkloadError, _Bad
 from .parsing import (_DuplicateKey, _Loader, _missing_file, _read_text, _yaml_error_line,
                       _yaml_problem)
 from .table import _Rows, _convert_transpose, _describe, _normalize
+from ..log_setup import LOGGER
 
 
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # ---- generator --list YAML ------------------------------------------------------------------

@@ -15,8 +15,9 @@ from .. import gemm
 from ..platforms import type_support
 
 from .errors import WorkloadError, _Bad
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko_lib.workload")
+log = logging.getLogger(LOGGER)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,8 +32,9 @@ from ...gemm import GemmProblem, GemmType
 from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
 from . import timing
 from .solutions import solutions_in, validate_solution  # noqa: F401 (the platform's names)
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 DEFAULT_NAME = "cublaslt_heuristic_default"
 # Decisions made near a boundary are re-timed before they are made (issue 23: the same kernel

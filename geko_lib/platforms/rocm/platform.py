@@ -34,8 +34,9 @@ from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, Pl
 from ..archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
 from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, locate
+from ...log_setup import LOGGER
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 DEFAULT_CLIENT_DIR = "tensilelite_client"  # relative to the workdir (where jobs run)
 
