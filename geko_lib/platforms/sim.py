@@ -369,6 +369,8 @@ class SimPlatform:
     search_seconds_per_ms: float = 0.0
 
     name = "sim"
+    # its settings (config section sim) that shape results; fault injection and pacing do not
+    RESULT_OPTIONS = ("seed", "noise", "faulty_solutions")
     measured = False
     note = MODEL_NOTE
     library_version = "sim-model-1"  # changes when the model's catalogue or formulas change
