@@ -2,12 +2,16 @@
 what it measured and where every output went.
 
 Every line starts with ``geko: `` so it stands apart from Snakemake's own output. On the sim
-platform the first line and the last say that the numbers are model predictions.
+platform the first line and the last say that the numbers are model predictions. A successful
+run ends with the original's closing line (``Search workflow completed successfully!`` /
+``Optimization workflow completed successfully!``); the ``snakemake --profile ...`` route ends
+with the same headline (:func:`workflow_headline`, from the Snakefile's ``onsuccess``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +23,10 @@ PREFIX = "geko: "
 MODEL_NOTICE = ("platform sim: an analytic GPU model, no GPU is used; every time, GFLOP/s and "
                 "uplift of this run is a model prediction, not a measurement")
 MODEL_REMINDER = "these numbers are model predictions of the sim platform, not measurements"
+# set in snakemake's environment by the geko command, which prints the closing lines itself
+COMMAND_ENV = "GEKO_COMMAND"
+COMPLETED = {"search": "Search workflow completed successfully!",
+             "tune": "Optimization workflow completed successfully!"}
 
 # workdir-relative outputs a summary names, with what each holds
 BENCH_OUTPUTS = ((layout.BASELINE, "per-GEMM timings (us, gflops, kernel)"),
@@ -46,16 +54,19 @@ def say(text: str = "") -> None:
 
 
 def is_model(config: dict) -> bool:
-    return config.get("platform") == "sim"
+    from . import platforms
+
+    return not platforms.capabilities(config).measured
 
 
-def platform_notice(config: dict) -> str:
+def platform_notice(config: dict, why: str = "") -> str:
+    """The first line: which platform makes the numbers (and why, where the command chose)."""
     if is_model(config):
-        return MODEL_NOTICE
+        return MODEL_NOTICE + (f" (platform chosen because: {why})" if why else "")
     where = (config.get("rocm") or {}).get("hipblaslt_path") if config["platform"] == "rocm" \
         else ""
     return f"platform {config['platform']}, arch {config['arch']}" + \
-        (f", hipBLASLt {where}" if where else "")
+        (f", hipBLASLt {where}" if where else "") + (f" ({why})" if why else "")
 
 
 # --- the bench table -------------------------------------------------------------------------
@@ -135,7 +146,8 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     say()
     if code != 0:
         say(f"the run failed (snakemake exit code {code}): the failed jobs' logs are printed "
-            f"above and kept in {workdir / layout.LOG_DIR}")
+            f"above and kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
+            f"{workdir / 'logs' / 'snakemake.log'})")
     elif until == "configure":
         _configure_summary(workdir)
     elif target == "bench":
@@ -151,7 +163,39 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     log_file = log_file or snakemake_log(workdir)
     if log_file is not None:
         say(f"Snakemake's log: {log_file}")
-    if is_model(config) and code == 0 and until is None:
+    if code == 0:
+        closing = "Configuration phase completed successfully!" if until == "configure" \
+            else COMPLETED.get(config["mode"]) if target in ("final_libs", "combine") else None
+        if closing:
+            say(closing)
+    if is_model(config) and until is None:
+        say(MODEL_REMINDER)
+
+
+def say_line(text: str) -> None:
+    print(text, flush=True)
+
+
+def workflow_headline(workdir, config: dict) -> None:
+    """The closing lines of a ``snakemake --profile ...`` run (its ``onsuccess``): the headline,
+    the final library, the report and the sim note, as the geko command ends. The geko
+    command prints its own (``COMMAND_ENV``)."""
+    workdir = Path(workdir)
+    if os.environ.get(COMMAND_ENV) or not (workdir / layout.METRICS).is_file():
+        return
+    try:
+        m = json.loads((workdir / layout.METRICS).read_text())
+        say(headline.text(m))
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # a damaged metrics.json is the next run's audit's to recompute
+    if (workdir / layout.FINAL_LIBS).is_dir():
+        say(f"final library: '{workdir / layout.FINAL_LIBS}'")
+    report = workdir / "report.html"
+    say(f"report: {report}" if report.is_file() else
+        "report: rerun with --report report.html (written into the workdir)")
+    if config.get("mode") in COMPLETED:
+        say(COMPLETED[config["mode"]])
+    if is_model(config):
         say(MODEL_REMINDER)
 
 

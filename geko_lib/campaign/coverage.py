@@ -72,7 +72,7 @@ def _timings_table(path) -> pd.DataFrame:
 def _model_times(problems: list[GemmProblem], arch: str) -> dict[GemmProblem, float]:
     from .. import platforms
 
-    platform = platforms.get({"platform": "sim", "arch": arch})
+    platform = platforms.get({"platform": platforms.MODEL, "arch": arch})
     unique = list(dict.fromkeys(problems))
     times = {}
     with tempfile.TemporaryDirectory(prefix="geko-coverage-") as tmp:

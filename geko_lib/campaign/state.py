@@ -30,13 +30,7 @@ FILE = RunState.FILE
 # config keys whose values shape measured results (a change makes every result another campaign's)
 RESULT_OPTIONS = ("bench_duration", "search_duration", "compare_duration", "rotating_mb",
                   "backend", "tune_options", "epilogues")
-# per platform: its settings that shape results (fault injection and pacing knobs do not)
-PLATFORM_OPTIONS = {
-    "sim": ("seed", "noise", "faulty_solutions"),
-    "rocm": ("code_object_version", "library_format", "bench_freq"),
-    "cuda": ("seed", "search_budget_s", "heuristic_count", "max_candidates", "finalists",
-             "workspace_mb", "tune"),
-}
+# and, per platform, the settings of its config section that it declares (RESULT_OPTIONS)
 
 
 class CampaignMismatch(GekoError):
@@ -90,10 +84,13 @@ def workload_identity(config: dict) -> dict:
 
 
 def result_options(config: dict) -> dict:
-    platform = config.get("platform", "sim")
+    from .. import platforms
+
+    platform = platforms.name_of(config)
     section = config.get(platform) or {}
     options = {key: config.get(key) for key in RESULT_OPTIONS}
-    options[platform] = {key: section.get(key) for key in PLATFORM_OPTIONS.get(platform, ())}
+    options[platform] = {key: section.get(key)
+                         for key in platforms.platform_class(platform).RESULT_OPTIONS}
     return options
 
 

@@ -253,7 +253,9 @@ def _lock_holder(path: Path) -> dict:
 
 
 def device_status(workdir: Path, config: dict) -> dict:
-    platform = str(config.get("platform") or "sim")
+    from .. import platforms
+
+    platform = platforms.name_of(config)
     lock_dir = config.get("lock_dir") or ""
     # jobs run in the workdir, so a relative lock_dir is relative to it
     lock_dir = workdir / Path(lock_dir).expanduser() if lock_dir else devmod.default_lock_dir()

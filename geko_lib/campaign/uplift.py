@@ -95,7 +95,8 @@ def _pair_uplift(pairs: pd.DataFrame, up_thr: float, weights: pd.DataFrame | Non
     kernel_changed)."""
     ratio = pairs["us_reference"].astype(float) / pairs["us_tuned"].astype(float)
     # partial data carries no verification yet: the keep rule on time and kernel alone
-    better = analysis.keeps(pairs["kernel_changed"].astype(bool), ratio, 0.0, up_thr, math.inf)
+    better = analysis.keeps(pairs["kernel_changed"].astype(bool), ratio.where(np.isfinite(ratio)),
+                            0.0, up_thr, math.inf)
     out = {"n_compared": int(len(pairs)), "n_faster": int(better.sum())}
     if len(pairs):
         best = int(np.nanargmax(ratio.to_numpy())) if np.isfinite(ratio).any() else None

@@ -43,8 +43,8 @@ def create(hipblaslt_path=None, lib_dir=None, out_dir="build", version: str = "5
 
     if lib_dir is None:
         raise TypeError("create() needs lib_dir")
-    if hipblaslt_path is not None or platform == "rocm":
-        config["rocm"] = dict(config.get("rocm") or {}, code_object_version=str(version))
+    # the code-object version is the rocm platform's setting; the others have no such thing
+    config["rocm"] = dict(config.get("rocm") or {}, code_object_version=str(version))
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     return plat.create_library(Path(lib_dir), Path(out_dir))
 
@@ -243,6 +243,47 @@ def full_libs(frame: pd.DataFrame, lib_dir, reference_solution: Callable[[dict],
             result.library_type = type_override
         out[name] = result
     return out
+
+
+def from_full_dataframe(df: pd.DataFrame, lib_dir, match_table_path=None,
+                        type_override: str | None = "Equality", *, platform=None,
+                        **config) -> LibraryCollection:
+    """The original's full library: every GEMM of ``df`` (analyze's results, with ``winner``)
+    with its winning solution, the tuned one from ``lib_dir`` or the reference one, found
+    through hipBLASLt's MatchTable (``match_table_path``, rocm) or, without one, asked of the
+    platform (``platform=``; the sim and cuda platforms have no MatchTable)."""
+    if "lib" not in df or "winner" not in df:
+        raise LibraryError("results need lib and winner columns (optim.analyze's raw results)")
+    if match_table_path is not None:
+        reference = match_table_reference(match_table_path)
+    else:
+        from .. import platforms
+
+        plat = platforms.resolve(None, platform, **config)
+        column = _index_column(df, "_reference")
+
+        def reference(row: dict) -> dict:
+            return plat.reference_solution(GemmProblem.from_row(row), int(row[column]))
+    return full_libs(df, lib_dir, reference, type_override)
+
+
+def merge(hipblaslt_path, orig_dir, inc_dir, output_dir, eff: bool = False,
+          force: bool = True, **config) -> Path:
+    """TensileMergeLibrary of the checkout: the libraries of ``inc_dir`` merged into those of
+    ``orig_dir``, written to ``output_dir`` (the same as ``orig_dir`` updates it in place, as
+    the README's integration step); ``eff`` keeps efficiency calculations (``--no_eff``
+    otherwise), ``force`` replaces sizes both hold (``--force_merge True``). Needs a
+    hipBLASLt checkout (rocm): it is that checkout's tool."""
+    from .. import platforms
+    from ..platforms.rocm import library_build
+
+    if hipblaslt_path is None:
+        raise LibraryError("merge() runs TensileMergeLibrary of a hipBLASLt checkout: give "
+                           "hipblaslt_path")
+    plat = platforms.resolve(hipblaslt_path, "rocm", **config)
+    return library_build.merge_libraries(plat.install.tensilelite, Path(orig_dir),
+                                         Path(inc_dir), Path(output_dir), python=plat.python,
+                                         eff=eff, force=force)
 
 
 def _content(solution: dict) -> str:

@@ -32,6 +32,7 @@ class PlatformError(GekoError, RuntimeError):
 
 class Platform(Protocol):
     name: str
+    RESULT_OPTIONS: tuple[str, ...]  # keys of its config section that shape its results
     measured: bool  # False where timings are predictions (sim)
     note: str  # what every artifact made with this platform should say about itself ("" if none)
 
@@ -105,6 +106,17 @@ class Capabilities:
     ceilings: dict | None  # roofline ceilings (see ceilings()), None where unknown
 
 
+# the analytic model: what estimates a GEMM's time where nothing was measured (coverage)
+MODEL = "sim"
+
+
+def name_of(config: dict) -> str:
+    """The campaign's platform: its config's, else the schema default."""
+    from ..config_schema import default
+
+    return str(config.get("platform") or default("platform"))
+
+
 def platform_class(name: str):
     """The class registered under ``name``, imported on first use."""
     try:
@@ -116,12 +128,12 @@ def platform_class(name: str):
 
 def get(config: dict) -> Platform:
     """The platform named by ``config["platform"]``, set up from the rest of the config."""
-    return platform_class(config.get("platform", "sim")).from_config(config)
+    return platform_class(name_of(config)).from_config(config)
 
 
 def capabilities(config: dict) -> Capabilities:
     """The capabilities of the campaign's platform (no device or checkout is touched)."""
-    return platform_class(config.get("platform", "sim")).capabilities(config)
+    return platform_class(name_of(config)).capabilities(config)
 
 
 def ceilings(config: dict) -> dict | None:

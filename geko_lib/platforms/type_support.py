@@ -115,7 +115,8 @@ def table(platform: str | None) -> frozenset[Combo]:
     return TABLES.get(platform or "sim", TABLES["sim"])
 
 
-def _library(platform: str | None) -> str:
+def library_name(platform: str | None) -> str:
+    """The GEMM library whose results a platform's rows are."""
     return LIBRARY.get(platform or "sim", LIBRARY["sim"])
 
 
@@ -143,6 +144,6 @@ def unsupported(combo, platform: str | None = None) -> tuple[str, str] | None:
         allowed = sorted({row[k] for row in rows if row[:k] == prefix})
         if combo[k] not in allowed:
             after = f" after {_describe_prefix(prefix)}" if prefix else ""
-            return field, (f"{combo[k]}{after} is not a type combination {_library(platform)} "
+            return field, (f"{combo[k]}{after} is not a type combination {library_name(platform)} "
                            f"supports (allowed here: {', '.join(allowed)})")
     raise AssertionError("unreachable: a combination that matches every prefix is in the table")

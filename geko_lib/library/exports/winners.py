@@ -68,6 +68,22 @@ def _table_float(value, what: str) -> float | None:
     return number
 
 
+def _check_platforms(names: set[str]) -> None:
+    """Only rows of a platform whose results are hipBLASLt solutions can be exported; a model's
+    rows can, with a warning (their indices name no real solution)."""
+    from ... import platforms
+    from ...platforms.type_support import library_name
+
+    for name in sorted(names):
+        caps = platforms.capabilities({"platform": name})
+        if "hipblaslt_override" not in caps.exports:
+            raise ExportError(f"winners: platform {name!r} rows are {library_name(name)} results; "
+                              "only hipBLASLt solution indices can be exported")
+        if not caps.measured:
+            warnings.warn(f"winners come from the {name} platform: their solution indices are "
+                          "simulated and name no real hipBLASLt solution", stacklevel=4)
+
+
 def _rows(winners: pd.DataFrame, *, need_name: bool) -> list[dict]:
     """Validated winners rows: problem, index, name, us and the optional extras."""
     if not isinstance(winners, pd.DataFrame):
@@ -79,13 +95,7 @@ def _rows(winners: pd.DataFrame, *, need_name: bool) -> list[dict]:
     if missing:
         raise ExportError(f"winners: missing column(s) {', '.join(missing)}")
     if "platform" in winners.columns:
-        platforms = set(winners["platform"].dropna().astype(str))
-        if "cuda" in platforms:
-            raise ExportError("winners: platform 'cuda' rows are cuBLASLt results; only hipBLASLt "
-                              "solution indices can be exported")
-        if "sim" in platforms:
-            warnings.warn("winners come from the sim platform: their solution indices are "
-                          "simulated and name no real hipBLASLt solution", stacklevel=3)
+        _check_platforms(set(winners["platform"].dropna().astype(str)))
     out = []
     for pos, (_, row) in enumerate(winners.iterrows()):
         where = f"winners row {pos}"

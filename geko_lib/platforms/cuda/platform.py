@@ -100,6 +100,9 @@ def gpu_name(device: int) -> str:
 
 class CudaPlatform:
     name = "cuda"
+    # its settings (config section cuda) that shape results
+    RESULT_OPTIONS = ("seed", "search_budget_s", "heuristic_count", "max_candidates", "finalists",
+                      "workspace_mb", "tune")
     measured = True
     note = ""
 

@@ -98,6 +98,9 @@ class RocmPlatform:
     environ: dict | None = None  # None: this process's environment at call time
     _tables: dict = field(default_factory=dict, init=False, repr=False)  # MatchTable, logic files
 
+    # its settings (config section rocm) that shape results
+    RESULT_OPTIONS = ("code_object_version", "library_format", "bench_freq")
+
     name = "rocm"
     measured = True
     note = ""
