@@ -114,30 +114,52 @@ def same_workload(recorded: dict, campaign: dict) -> bool:
 
 
 def check_part_of(workdir, recorded: dict, libs: dict,
-                  gemms: set[tuple[GemmType, tuple]]) -> None:
-    """A campaign of another workload file is a source only where every GEMM its final_libs
-    serve is one of this campaign's (``gemms``): the combined library serves this workload."""
+                  gemms: set[tuple[GemmType, tuple]], campaign: dict | None = None) -> None:
+    """A source only where every GEMM its final_libs serve is one of this campaign's
+    (``gemms``), whatever workload file it ran: the combined library serves this workload. (A
+    source of this very workload file can still serve another GEMM: one its tuning turned into
+    another type.)"""
     foreign = sorted({p for lib in libs.values() for p in liblogic.problems_of(lib)
                       if (p.type, p.size) not in gemms}, key=lambda p: (str(p.type), p.size))
     if foreign:
         names = ", ".join(p.name for p in foreign[:3])
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
-        theirs = recorded.get("identity") or {}
+        why = (" (this campaign's own workload file: a phase of that campaign changed their "
+               "type)" if campaign is not None and same_workload(recorded, campaign) else "")
         raise CombineError(
             f"{Path(workdir) / layout.FINAL_LIBS}: serves {len(foreign)} GEMM(s) that are not in "
-            f"this campaign's workload ({names}{more}); its workload "
-            f"{theirs.get('input_path')!r} is not this one nor a part of it")
+            f"this campaign's workload ({names}{more}); {_whose(recorded)}{why}")
+
+
+def _whose(recorded: dict) -> str:
+    """What a refused source's workload was, in words (never 'None')."""
+    theirs = recorded.get("identity") or {}
+    path = theirs.get("input_path") or recorded.get("input_path")
+    if not path:
+        return "its run_state.json records no workload"
+    return f"its workload is {path}"
+
+
+def check_not_this(workdir, this_workdir, seen: set) -> None:
+    """A source must be another campaign, named once: combining a campaign with itself (or a
+    source twice) races a kernel against itself and proves nothing."""
+    resolved = Path(workdir).resolve()
+    if this_workdir is not None and resolved == Path(this_workdir).resolve():
+        raise CombineError(f"combine_with {workdir}: that is this campaign's own workdir; name "
+                           "the other campaigns to combine with")
+    if resolved in seen:
+        raise CombineError(f"combine_with {workdir}: named twice ({resolved})")
+    seen.add(resolved)
 
 
 def check_source(workdir, campaign: dict, name: str,
                  gemms: set[tuple[GemmType, tuple]]) -> Source:
-    """A finished campaign on the same platform, arch and library version, of this workload or
-    a part of it (``gemms``: this campaign's GEMMs), whose final_libs/ is whole; refused
-    otherwise, naming the file and what differs."""
+    """A finished campaign on the same platform, arch and library version, whose final_libs/ is
+    whole and serves only GEMMs of this campaign (``gemms``); refused otherwise, naming the
+    file and what differs."""
     recorded = check_identity(workdir, campaign)
     one = source(name, check_libs(workdir, recorded))
-    if not same_workload(recorded, campaign):
-        check_part_of(workdir, recorded, one.libraries, gemms)
+    check_part_of(workdir, recorded, one.libraries, gemms, campaign)
     return one
 
 

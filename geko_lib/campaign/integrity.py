@@ -311,24 +311,49 @@ def input_digests(paths, root) -> dict[str, str]:
 
 # --- what ships -----------------------------------------------------------------------------------
 
-def verify_shipped(directory, kept) -> None:
-    """Refuse a final_libs directory that does not serve exactly the kept rows: every library
-    parses, every kept (library, size) is served and nothing else is. (The kernel a size is
+def verify_shipped(directory, kept, workload_gemms=None) -> None:
+    """Refuse a final_libs directory that does not serve exactly the kept GEMMs: every library
+    parses, every kept (library, GEMM type, size) is served by a library of that type and
+    nothing else is; with ``workload_gemms`` ((GemmType, size) of the campaign's workload),
+    every kept GEMM is one of the workload's, so a GEMM that a phase turned into another type
+    (a TF32 GEMM tuned as plain f32) is never counted as kept nor shipped. (The kernel a size is
     served by is the kept one by construction; kernel names are platform-formatted, e.g.
     hipblaslt-bench reports a shorter name than the logic file's SolutionNameMin.)"""
+    from ..gemm import GemmProblem
     from ..library import LibraryError, load_dir
 
     try:
         libs = load_dir(directory)
     except LibraryError as exc:
         raise IntegrityError(f"{directory}: a shipped library does not load: {exc}") from None
-    served = Counter((name, size) for name, lib in libs.items()
+    served = Counter((name, lib.gemm_type, size) for name, lib in libs.items()
                      for size, _, _ in lib.size_entries())
-    wanted = Counter((row["lib"], (int(row["m"]), int(row["n"]), int(row["batch_count"]),
-                                   int(row["k"]))) for row in kept.to_dict("records"))
-    for what, keys in (("kept but not served", sorted(wanted - served)),
-                       ("served but not kept", sorted(served - wanted))):
+    rows = kept.to_dict("records")
+    wanted = Counter((row["lib"], problem.type, problem.size)
+                     for row, problem in zip(rows, map(GemmProblem.from_row, rows)))
+    for what, keys in (("kept but not served", sorted(wanted - served, key=str)),
+                       ("served but not kept", sorted(served - wanted, key=str))):
         if keys:
-            name, size = keys[0]
-            raise IntegrityError(f"{directory}: {len(keys)} GEMM(s) {what}, e.g. {name} size "
-                                 f"{list(size)}: refusing to ship it")
+            name, gemm_type, size = keys[0]
+            raise IntegrityError(f"{directory}: {len(keys)} GEMM(s) {what}, e.g. {name} "
+                                 f"{_type_text(gemm_type)} size {list(size)}: refusing to ship "
+                                 "it")
+    if workload_gemms is None:
+        return
+    foreign = sorted({(t, size) for _, t, size in wanted} - set(workload_gemms), key=str)
+    if foreign:
+        gemm_type, size = foreign[0]
+        alike = sorted(_type_text(t) for t, s in workload_gemms if s == size)
+        hint = (f"; the workload has that size as {', '.join(alike)}: a phase changed its type"
+                if alike else "")
+        raise IntegrityError(f"{directory}: {len(foreign)} kept GEMM(s) not in the workload, "
+                             f"e.g. {_type_text(gemm_type)} size {list(size)}{hint}: refusing to "
+                             "ship it")
+
+
+def _type_text(gemm_type) -> str:
+    """A GEMM type with every field a library tells apart: 'SS_TN (f32_r x f32_r -> f32_r/f32_r,
+    compute c_xf32_r)'."""
+    t = gemm_type
+    return (f"{t.name} ({t.a_type} x {t.b_type} -> {t.c_type}/{t.d_type}, compute "
+            f"{t.compute_type})")

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import files
 from ..errors import GekoError
 from ..gemm import GemmError, GemmType, dtype, split_codes
+from .yaml_writer import MIXED_FNUZ
 
 
 class TuningConfigError(GekoError, ValueError):
@@ -26,11 +27,12 @@ def gemm_type_of(problem_type: dict) -> GemmType:
     (``F32XdlMathOp: X`` on S data) and a D type other than C (geko's ``DataTypeD``), as
     ``yaml_writer.problem_type_lines`` writes them; a type read back as another would be
     tuned, and shipped, as the wrong GEMM."""
+    data = str(problem_type["DataType"])
+    data = {v: k for k, v in MIXED_FNUZ.items()}.get(data, data)
     gemm_type = GemmType.from_tensile(
         "T" if _truth(problem_type.get("TransposeA", False)) else "N",
         "T" if _truth(problem_type.get("TransposeB", False)) else "N",
-        str(problem_type["DataType"]), str(problem_type["DestDataType"]),
-        str(problem_type["ComputeDataType"]))
+        data, str(problem_type["DestDataType"]), str(problem_type["ComputeDataType"]))
     math_op = problem_type.get("F32XdlMathOp")
     if math_op not in (None, 0, "0", ""):
         if str(math_op) not in ("X", str(dtype("xf32_r").enum)):

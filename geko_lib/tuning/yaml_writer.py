@@ -92,13 +92,17 @@ def param_comment(name: str) -> str:
 # ProblemType
 
 
+# geko's code of mixed FNUZ fp8 inputs -> TensileLite's spelling in a tuning YAML
+MIXED_FNUZ = {"F8NB8N": "F8B8N", "B8NF8N": "B8F8N"}
+
+
 def problem_data_types(gemm_type: GemmType) -> tuple[str, str, str]:
     """(DataType, DestDataType, ComputeDataType) as the tuning YAML spells them: TF32 is S with
     F32XdlMathOp X; mixed FNUZ fp8 is TensileLite's F8B8N/B8F8N."""
     if gemm_type.is_tf32:
         return "S", "S", "S"
     data = gemm_type.data_type
-    data = {"F8NB8N": "F8B8N", "B8NF8N": "B8F8N"}.get(data, data)
+    data = MIXED_FNUZ.get(data, data)
     return data, gemm_type.dest_data_type, gemm_type.compute_data_type
 
 

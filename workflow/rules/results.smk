@@ -25,6 +25,7 @@ rule ship_final_libs:
     input:
         final="results/final_results.csv",
         libs="libs",
+        workload=layout.WORKLOAD,
     output:
         directory("final_libs"),
     log:

@@ -18,7 +18,9 @@ def sources(smk) -> list[combine.Source]:
     campaign = campaign_state.identity(smk.config)
     gemms = combine.workload_gemms(smk.input.workload)
     out = [combine.source("this", smk.input.final)]
+    seen: set = set()
     for workdir in others:
+        combine.check_not_this(workdir, Path.cwd(), seen)  # the job runs in this workdir
         name = combine.label(workdir, {s.name for s in out})
         out.append(combine.check_source(workdir, campaign, name, gemms))
         log.info("combine: %s is %s", name, workdir)
@@ -48,7 +50,8 @@ def main(smk):
     with files.staged_dir(smk.output.libs) as staging:
         for name, lib in libs.items():
             library.dump(lib, staging / name, header=platform.note or None)
-        integrity.verify_shipped(staging, results[results["kept"]])
+        integrity.verify_shipped(staging, results[results["kept"]],
+                                 combine.workload_gemms(smk.input.workload))
         provenance.write(staging, smk.config, platform)
     files.write_csv(smk.output.results, results)
     log.info("combined library: %s; in: '%s'", combine.summary(results),
