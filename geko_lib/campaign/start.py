@@ -35,19 +35,20 @@ def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir, mode: str) -
     """combine_with naming a campaign of another platform, arch or library version (or no
     campaign) -> refused, naming its run_state.json and what differs; one whose final_libs/ is
     damaged -> refused, naming it (a missing one is Snakemake's missing input); one of another
-    workload that serves GEMMs this one lacks -> refused, naming them, where this campaign's
-    workload.yaml is already whole (else the combine job checks that)."""
-    gemms = None  # this campaign's GEMMs: read only for a source of another workload file
+    workload (or of this one: a tuning that changed a GEMM's type) that serves GEMMs this one
+    lacks -> refused, naming them, where this campaign's workload.yaml is already whole (else
+    the combine job checks that); this workdir itself, or a source named twice -> refused."""
+    gemms = None  # this campaign's GEMMs, read once
+    seen: set = set()
     for other in workdirs:
+        combine.check_not_this(other, workdir, seen)
         recorded = combine.check_identity(other, campaign)
         if not (Path(other) / layout.FINAL_LIBS).is_dir():
             continue
         libs = combine.check_libs(other, recorded)
-        if combine.same_workload(recorded, campaign):
-            continue
         gemms = gemms if gemms is not None else _whole_workload_gemms(workdir, campaign, mode)
         if gemms:
-            combine.check_part_of(other, recorded, dict(load_dir(libs)), gemms)
+            combine.check_part_of(other, recorded, dict(load_dir(libs)), gemms, campaign)
 
 
 def _whole_workload_gemms(workdir, campaign: dict, mode: str) -> set:
