@@ -121,7 +121,9 @@ class GemmType:
     b_type: str
     c_type: str
     d_type: str | None = None  # None: the original's default, d_type = c_type
-    compute_type: str | None = None  # with the c_ prefix where hipBLASLt prints it
+    # as the original holds it: without hipBLASLt's c_ prefix (f32_r); log_compute_type is the
+    # logged form (c_f32_r), which rows, CSVs and hipblaslt-bench input carry
+    compute_type: str | None = None
 
     def __post_init__(self):
         if self.compute_type is None:
@@ -136,12 +138,17 @@ class GemmType:
         for field in ("a_type", "b_type", "c_type", "d_type"):
             dtype(getattr(self, field))
         dtype(self.compute_type)
-        object.__setattr__(self, "compute_type", normalize_compute_type(self.compute_type))
+        object.__setattr__(self, "compute_type", strip_compute_prefix(self.compute_type))
         object.__setattr__(self, "transA", normalize_transpose(self.transA))
         object.__setattr__(self, "transB", normalize_transpose(self.transB))
         data = {self.a_type, self.b_type, self.c_type, self.d_type}
         if self.is_tf32 and data != {"f32_r"}:
             raise GemmError(f"xf32 (TF32) compute needs f32 data, got {sorted(data)}")
+
+    @property
+    def log_compute_type(self) -> str:
+        """The compute type as hipBLASLt logs it (``c_f32_r``; ``f16_r`` has no prefix)."""
+        return normalize_compute_type(self.compute_type)
 
     # Tensile naming --------------------------------------------------------------------------
     @property
@@ -242,7 +249,7 @@ class GemmType:
         return {
             "transA": self.transA, "transB": self.transB,
             "a_type": self.a_type, "b_type": self.b_type, "c_type": self.c_type,
-            "d_type": self.d_type, "compute_type": self.compute_type,
+            "d_type": self.d_type, "compute_type": self.log_compute_type,
         }
 
 
@@ -321,7 +328,7 @@ class GemmProblem:
         t = self.type
         return {"transA": t.transA, "transB": t.transB, "batch_count": self.batch,
                 "m": self.m, "n": self.n, "k": self.k, "a_type": t.a_type, "b_type": t.b_type,
-                "c_type": t.c_type, "d_type": t.d_type, "compute_type": t.compute_type}
+                "c_type": t.c_type, "d_type": t.d_type, "compute_type": t.log_compute_type}
 
     @classmethod
     def from_row(cls, row) -> "GemmProblem":

@@ -229,7 +229,7 @@ class Recorder:
                 "stride_d": m * n, "alpha": 1.0, "beta": 0.0, "transA": t.transA,
                 "transB": t.transB, "batch_count": problem.batch, "a_type": t.a_type,
                 "b_type": t.b_type, "c_type": t.c_type, "d_type": t.d_type,
-                "compute_type": t.compute_type, "call_count": count})
+                "compute_type": t.log_compute_type, "call_count": count})
         return out
 
     def write(self, path) -> Path:

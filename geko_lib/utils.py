@@ -31,6 +31,9 @@ def build_tensilelite_client(hipblaslt_path, build_dir="build_tmp", arch: str = 
     from .platforms.rocm.install import locate
     from .platforms.rocm.tensilelite import ensure_client
 
+    if hipblaslt_path is None:
+        raise GekoError("build_tensilelite_client needs a hipBLASLt checkout (hipblaslt_path): "
+                        "the client is built from its tensilelite/")
     install = locate({"rocm": {"hipblaslt_path": str(hipblaslt_path)}}, environ={})
     return ensure_client(install.tensilelite, Path(build_dir), install.git_hash, arch,
                          python=python)

@@ -54,7 +54,7 @@ def test_linear_is_tn_with_tokens_as_n():
     problem = runtime.gemm_of_call("linear", (Fake((2, 8, 4096)), Fake((6144, 4096))))
     assert (problem.m, problem.n, problem.batch, problem.k) == (6144, 16, 1, 4096)
     assert (problem.type.transA, problem.type.transB) == ("T", "N")
-    assert problem.type.a_type == "bf16_r" and problem.type.compute_type == "c_f32_r"
+    assert problem.type.a_type == "bf16_r" and problem.type.log_compute_type == "c_f32_r"
 
 
 def test_matmul_layouts_and_batches():

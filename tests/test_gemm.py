@@ -180,7 +180,9 @@ def test_name_tf32():
 def test_name_sgemm():
     t = GemmType("N", "N", "f32_r", "f32_r", "f32_r", "f32_r", "f32_r")
     assert t.name == "SSS_NN"
-    assert t.compute_type == "c_f32_r"  # normalized on construction
+    assert t.compute_type == "f32_r"  # as the original holds it
+    assert t.log_compute_type == "c_f32_r" and t.log_fields()["compute_type"] == "c_f32_r"
+    assert GemmType("N", "N", "f32_r", "f32_r", "f32_r", "f32_r", "c_f32_r") == t
 
 
 def test_tf32_needs_f32_data():
@@ -272,7 +274,7 @@ def test_from_tensile_round_trip(codes, ab, c, compute, name, ta, tb):
     t = GemmType.from_tensile(ta, tb, *codes)
     assert (t.a_type, t.b_type) == ab
     assert t.c_type == t.d_type == c
-    assert t.compute_type == compute
+    assert t.log_compute_type == compute
     assert (t.transA, t.transB) == (ta, tb)
     assert t.name == f"{name}_{ta}{tb}"
     assert (t.data_type, t.dest_data_type, t.compute_data_type) == codes
@@ -372,7 +374,7 @@ def test_from_row_defaults_and_normalization():
     p = GemmProblem.from_row(row)
     assert p.batch == 1
     assert p.type.d_type == "bf16_r"
-    assert p.type.compute_type == "c_f32_r"
+    assert p.type.compute_type == "f32_r" and p.gemm_fields()["compute_type"] == "c_f32_r"
 
 
 def test_from_row_pandas_series():

@@ -145,9 +145,9 @@ def test_gemm_type_of_variants():
     f16 = library.gemm_type_of(pt(DataType=4, DestDataType=4))
     assert f16.name == "HHS_TN"
     sgemm = library.gemm_type_of(pt(DataType=0, DestDataType=0))
-    assert sgemm.name == "SSS_TN" and sgemm.compute_type == "c_f32_r"
+    assert sgemm.name == "SSS_TN" and sgemm.compute_type == "f32_r"
     tf32 = library.gemm_type_of(pt(DataType=0, DestDataType=0, F32XdlMathOp=10))
-    assert tf32.name == "XSS_TN" and tf32.compute_type == "c_xf32_r"
+    assert tf32.name == "XSS_TN" and tf32.compute_type == "xf32_r"
     mixed = library.gemm_type_of(pt(DataType=15, DataTypeA=15, DataTypeB=16, DestDataType=7))
     assert (mixed.a_type, mixed.b_type) == ("f8_r", "bf8_r")
     assert mixed.name == "F8B8BS_TN"

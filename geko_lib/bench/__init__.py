@@ -1,5 +1,6 @@
-"""Benchmarking (the original's ``geko.bench``): ``run`` one hipblaslt-bench file, ``compare``
-a library against the default; ``log`` (parse, update, summarize) and ``utils``
+"""Benchmarking (the original's ``geko.bench``): ``run`` one hipblaslt-bench file,
+``standard_benchmark`` (probe, then a time budget per GEMM), ``compare`` a library against the
+default, ``compare_pr`` a library against another; ``log`` (parse, update, summarize) and ``utils``
 (parse_benchmark_output, parse_benchmark_output_dir).
 
 Every function runs on the platform its first argument or ``platform=`` names: a
@@ -9,11 +10,12 @@ with neither the call runs on the sim platform (an analytic model) and says so.
 
 import importlib
 
-__all__ = ["run", "compare", "log", "utils"]
+__all__ = ["run", "standard_benchmark", "compare", "compare_pr", "log", "utils"]
 
 # The package also holds the low-level hipblaslt-bench formats (rows, text) that library and
 # platform modules import; loading the API on first use keeps those imports free of cycles.
-_API = {"run": "bench", "compare": "bench", "log": None, "utils": None}
+_API = {"run": "bench", "compare": "bench", "standard_benchmark": "bench",
+        "compare_pr": "bench", "log": None, "utils": None}
 
 
 def __getattr__(name):

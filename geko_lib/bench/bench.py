@@ -23,7 +23,7 @@ log = logging.getLogger(LOGGER)
 SOURCE_DIGEST = "geko_source.sha256"  # what libraries a created library was made from
 
 
-def _covers(frame: pd.DataFrame, problems) -> bool:
+def covers(frame: pd.DataFrame, problems) -> bool:
     """The cached output holds one result for every GEMM asked for, and nothing else."""
     got = sorted(GemmProblem.from_row(r).name for r in frame.to_dict("records"))
     return got == sorted(p.name for p in problems)
@@ -42,7 +42,7 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
     problems = jobs.problems_in_rows(bench_file)
     if cache and output_file.is_file():
         cached = parse_benchmark_output(output_file)
-        if _covers(cached, problems):
+        if covers(cached, problems):
             log.info("%s: reusing the cached results of %s", bench_file, output_file)
             return cached
     plat = platforms.resolve(hipblaslt_path, platform, **config)
@@ -50,6 +50,27 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
                        duration=duration)
     files.write_text(output_file, format_benchmark_output(frame, plat))
     return original_columns.add(frame, None if custom_lib_dir else plat.lib_source)
+
+
+def standard_benchmark(hipblaslt_path=None, bench_file=None, output_file=None,
+                       custom_lib_dir=None, device: int = 0, duration: float = 0.5,
+                       initial_iters: int = 10, initial_cold_iters: int = 2, *, platform=None,
+                       **config) -> pd.DataFrame:
+    """The original's ``--bench`` measurement: a probe pass of ``initial_iters`` /
+    ``initial_cold_iters`` iterations gives each GEMM's latency, then every GEMM runs its cold
+    and its timed phase for ``duration`` seconds each. That two-pass measurement is how every
+    platform times a budget (``run(..., duration=...)``), so this is ``run`` with a duration;
+    the probe's iteration counts are the platforms' own (10 and 2, the original's defaults)."""
+    from ..platforms.rocm.bench import PROBE_COLD_ITERS, PROBE_ITERS
+
+    if (initial_iters, initial_cold_iters) != (PROBE_ITERS, PROBE_COLD_ITERS):
+        raise GekoError(f"standard_benchmark: the probe pass runs {PROBE_ITERS} iterations and "
+                        f"{PROBE_COLD_ITERS} cold ones on every platform; got "
+                        f"{initial_iters}/{initial_cold_iters}")
+    if not duration or duration <= 0:
+        raise GekoError(f"standard_benchmark: duration must be > 0 seconds, got {duration}")
+    return run(hipblaslt_path, bench_file, output_file, custom_lib_dir, device, cache=False,
+               platform=platform, duration=duration, **config)
 
 
 def _libs_digest(lib_dir) -> str:
@@ -68,6 +89,13 @@ def create_once(plat, lib_dir, custom_lib_dir, cache: bool) -> Path:
     plat.create_library(Path(lib_dir), custom_lib_dir)
     files.write_text(stamp, digest + "\n")
     return custom_lib_dir
+
+
+def _bench_inputs(libs, benchmark_dir: Path, verify: bool, duration: float, beta: bool):
+    """(file name, stem, problems) of every library, its bench (and verify) rows written."""
+    for name, lib in sorted(libs.items()):
+        lib.create_bench_input(benchmark_dir, verify=verify, duration=duration, beta=beta)
+        yield name, Path(name).stem, problems_of(lib)
 
 
 def _write(frame: pd.DataFrame, path: Path, plat) -> pd.DataFrame:
@@ -96,10 +124,7 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
     benchmark_dir = Path(benchmark_dir)
     created = create_once(plat, lib_dir, custom_lib_dir, cache)
     reference, tuned, checked = [], [], []
-    for name, lib in sorted(libs.items()):
-        stem = Path(name).stem
-        lib.create_bench_input(benchmark_dir, verify=verify, duration=duration, beta=beta)
-        problems = problems_of(lib)
+    for name, stem, problems in _bench_inputs(libs, benchmark_dir, verify, duration, beta):
         reference.append(_write(plat.bench(problems, benchmark_dir, device, duration=duration),
                                 benchmark_dir / f"{stem}_bench-reference.out", plat)
                          .assign(lib=name))
@@ -115,3 +140,44 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
                             pd.concat(tuned, ignore_index=True),
                             pd.concat(checked, ignore_index=True) if verify else None,
                             up_thr, err_thr, weights=weights)
+
+
+def compare_pr(hipblaslt_path=None, lib_dir=None, base_lib_dir=None, tensile_dir="tensile",
+               tensile_base_dir="tensile_base", benchmark_dir="benchmarks", verify: bool = True,
+               cache: bool = False, duration: float = 0.5, beta: bool = False, device: int = 0,
+               *, platform=None, **config) -> pd.DataFrame:
+    """The libraries of ``lib_dir`` (a PR's) against those of ``base_lib_dir`` (before it), not
+    against the default: both are created (``tensile_dir``, ``tensile_base_dir``), every GEMM of
+    the PR libraries is timed with each (``<stem>_bench-base.out``, ``<stem>_bench-pr.out``)
+    and, with ``verify``, the PR library checked (``<stem>_verify-pr.csv``). One row per GEMM
+    with ``*_base`` / ``*_pr`` columns, ``ratio`` = us_base / us_pr (> 1: the PR is faster) and
+    ``error_pr`` (a failed or missing check counts as an error of 1e6, where the original's
+    ``fillna`` was a no-op)."""
+    if lib_dir is None or base_lib_dir is None:
+        raise TypeError("compare_pr() needs lib_dir and base_lib_dir")
+    plat = platforms.resolve(hipblaslt_path, platform, **config)
+    libs, base_libs = load_dir(lib_dir), load_dir(base_lib_dir)
+    for directory, found in ((lib_dir, libs), (base_lib_dir, base_libs)):
+        if not found:
+            raise GekoError(f"{directory}: no library (*.yaml) to compare")
+    benchmark_dir = Path(benchmark_dir)
+    pr = create_once(plat, lib_dir, tensile_dir, cache)
+    base = create_once(plat, base_lib_dir, tensile_base_dir, cache)
+    base_rows, pr_rows, checked = [], [], []
+    for name, stem, problems in _bench_inputs(libs, benchmark_dir, verify, duration, beta):
+        for library, side, out in ((base, "base", base_rows), (pr, "pr", pr_rows)):
+            frame = plat.bench(problems, benchmark_dir, device, library=library,
+                               duration=duration)
+            out.append(_write(frame, benchmark_dir / f"{stem}_bench-{side}.out", plat)
+                       .assign(lib=name))
+        if verify:
+            errors = plat.verify(problems, benchmark_dir, device, pr).assign(lib=name)
+            files.write_csv(benchmark_dir / f"{stem}_verify-pr.csv", errors)
+            checked.append(errors)
+    joined = analysis.compare(pd.concat(base_rows, ignore_index=True),
+                              pd.concat(pr_rows, ignore_index=True),
+                              pd.concat(checked, ignore_index=True) if verify else None)
+    joined = joined.drop(columns=["kept", "winner"], errors="ignore")
+    return joined.rename(columns=lambda c: c.removesuffix("_reference") + "_base"
+                         if c.endswith("_reference") else
+                         c.removesuffix("_tuned") + "_pr" if c.endswith("_tuned") else c)

@@ -8,9 +8,11 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from . import rows as bench_rows, summary
-from .. import files, original_columns, platforms, workload
+from .. import files, jobs, original_columns, platforms, workload
+from ..errors import GekoError
 from ..gemm import normalize_compute_type, scale_type_for
 from ..library.logic import dump_rows
 from ..log_setup import LOGGER
@@ -28,6 +30,32 @@ def records(frame: pd.DataFrame) -> list[dict]:
     """Rows as dicts without the cells a row does not have (NaN)."""
     return [{k: v for k, v in row.items() if not (isinstance(v, float) and math.isnan(v))}
             for row in frame.to_dict("records")]
+
+
+def read(log_file) -> list[dict]:
+    """The rows of a workload file as written (the original's ``log.read``): a YAML list of
+    mappings; a YAML file with a mangled ``: ,`` pair is read after the original's cleanup.
+    ``parse`` is what normalizes and checks them."""
+    text = Path(log_file).read_text()
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return yaml.safe_load(workload.cleanup_mangled_pairs(text))
+
+
+def verify_output(latency_file, bench_file) -> bool:
+    """Whether ``latency_file`` (a hipblaslt-bench output) is complete and answers exactly
+    ``bench_file``'s GEMMs (the original's check before reusing a cached output): it parses,
+    has one result per input row, and every input GEMM is among its results."""
+    from .bench import covers
+    from .utils import parse_benchmark_output
+
+    try:
+        results = parse_benchmark_output(latency_file)
+        problems = jobs.problems_in_rows(bench_file)
+    except (OSError, GekoError, ValueError):
+        return False
+    return len(results) == len(problems) and covers(results, problems)
 
 
 def parse(log_file, as_df: bool = True):
@@ -96,6 +124,7 @@ def summarize(hipblaslt_path=None, log_file=None, output_dir="workdir", keep_thr
     table = original_columns.add(table)
     files.write_csv(output_dir / "summary.csv", table)
     files.write_csv(output_dir / "gemms.csv", unique)
-    log.info("%d GEMMs kept of the workload's %d rows (keep_thr %s%%): %s, %s", len(unique),
-             len(frame), keep_thr, output_dir / "summary.csv", output_dir / "gemms.csv")
+    log.info("Saved CSV summary in '%s'", output_dir / "summary.csv")
+    log.info("Found %d unique GEMMs after filtering", len(unique))
+    log.info("Saved unique GEMMs in '%s'", output_dir / "gemms.csv")
     return table, unique

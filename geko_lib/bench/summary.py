@@ -75,9 +75,8 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
     if refuse_empty and not keep.any():  # say so now, not as an empty table failing downstream
         raise SummaryError(f"keep_thr={keep_thr}% leaves no GEMM: the largest share of GEMM time "
                            f"is {summary[PCT].max():.3g}% ({len(summary)} GEMMs); lower keep_thr")
-    if not keep.all():
-        log.info("Removed %d out of %d GEMMs below keep_thr=%s%%", int((~keep).sum()),
-                 len(summary), keep_thr)
+    log.info("Removed %d out of %d GEMMs after filtering (keep_thr=%s%%)", int((~keep).sum()),
+             len(summary), keep_thr)  # the original's line
     summary = summary[keep].reset_index(drop=True)
     columns = list(GEMM_FIELDS) + ["call_count"] + [c for c in summary.columns
                                                    if c not in GEMM_FIELDS and c != "call_count"]

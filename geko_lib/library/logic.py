@@ -390,7 +390,7 @@ def bench_rows(lib: LibraryLogic, duration: float, *, verify: bool = False, iter
         t = problem.type
         row = {"function": "matmul", "transA": t.transA, "transB": t.transB,
                "a_type": t.a_type, "b_type": t.b_type, "c_type": t.c_type, "d_type": t.d_type,
-               "scale_type": scale_type_for(t.compute_type), "compute_type": t.compute_type,
+               "scale_type": scale_type_for(t.compute_type), "compute_type": t.log_compute_type,
                "alpha": 1.0, "beta": 1.0 if beta else 0.0, "M": problem.m, "N": problem.n,
                "batch_count": problem.batch, "K": problem.k,
                # hipblaslt-bench's trig_float has no integer form: int8 data is drawn as integers

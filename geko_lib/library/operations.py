@@ -4,6 +4,7 @@ shipping kept results (final_libs) and the full library (full_libs)."""
 from __future__ import annotations
 
 import copy
+import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,14 +17,19 @@ from .codec import load_yaml
 from .collection import LibraryCollection, load_dir
 from .edits import (BIAS_TAG, NO_EPILOGUE_TYPES, add_epilogues, epilogue_file_name, epilogue_tag,
                     trim, with_epilogue_tag)
-from .logic import LibraryError, LibraryLogic, build, dump, load
+from .logic import LibraryError, LibraryLogic, build, dump, load, problems_of
+from ..log_setup import LOGGER
 
 
 
 # --- load and create -------------------------------------------------------------------------------
 
+log = logging.getLogger(LOGGER)
+
+
 def load_library(path) -> LibraryLogic:
     """One library-logic YAML (list or dict layout)."""
+    log.debug("Loading library file: %s", path)
     return load(path)
 
 
@@ -315,9 +321,57 @@ def normalize(path, out_path) -> Path:
 
 # --- prune -------------------------------------------------------------------------------------------
 
-def prune_library(lib: LibraryLogic, sweep: Callable[[LibraryLogic], pd.DataFrame],
-                  tol: float = 0.02, scale_tol: bool = True, method: str = "ilp",
-                  time_limit: float = 10.0) -> tuple[LibraryLogic, list[dict]]:
+def prune_library(*args, **kwargs):
+    """Two forms. The original's: ``prune_library(hipblaslt_path, base_lib, workdir=".",
+    cluster=True, devices=None, tol=0.02, scale_tol=True, other_keys=None)`` returns the pruned
+    library (the sweeps run on the platform ``hipblaslt_path`` or ``platform=`` selects, on the
+    first of ``devices``, their files under ``workdir/<lib stem>/``); geko's: ``prune_library(
+    lib, sweep, tol, scale_tol, method, time_limit)`` with a sweep callable returns the pruned
+    library and one report row per cluster. Both choose with ``method="ilp"`` (an exact ILP
+    with the greedy cover as its bound, the default: never more solutions than the original's
+    greedy set cover) or ``method="greedy"`` (the original's)."""
+    if args and isinstance(args[0], LibraryLogic) or "sweep" in kwargs:
+        return prune_with_sweep(*args, **kwargs)
+    return _prune_original(*args, **kwargs)
+
+
+def _prune_original(hipblaslt_path=None, base_lib=None, workdir=".", cluster: bool = True,
+                    devices=None, tol: float = 0.02, scale_tol: bool = True, other_keys=None,
+                    *, method: str = "ilp", time_limit: float = 10.0, platform=None,
+                    **config) -> LibraryLogic:
+    from .. import platforms
+    from . import prune
+
+    if not isinstance(base_lib, LibraryLogic):
+        raise TypeError("prune_library(hipblaslt_path, base_lib, ...): base_lib must be a "
+                        "Library (library.operations.load_library)")
+    if not base_lib.exact_logic:
+        raise LibraryError("prune_library needs a library with size-solution mappings "
+                           "(Equality or GridBased logic)")
+    plat = platforms.resolve(hipblaslt_path, platform, **config)
+    device = int(list(devices)[0]) if devices else 0
+    work = Path(workdir) / Path(base_lib.source or "library.yaml").stem
+    work.mkdir(parents=True, exist_ok=True)
+    keys = (tuple(prune.CLUSTER_KEYS) + tuple(other_keys or ())) if cluster else ()
+
+    def sweep(cluster_lib):
+        path = dump(cluster_lib, work / "cluster.yaml")
+        return plat.sweep(problems_of(cluster_lib), path, work, device)
+
+    pruned, report = prune_with_sweep(base_lib, sweep, tol=tol, scale_tol=scale_tol,
+                                      method=method, time_limit=time_limit, keys=keys)
+    before = sum(r["solutions_before"] for r in report)
+    after = sum(r["solutions_after"] for r in report)
+    for row in report:
+        log.info("'%s': removed %d solutions out of %d", row["cluster"],
+                 row["solutions_before"] - row["solutions_after"], row["solutions_before"])
+    log.info("Final lib: removed %d solutions out of %d", before - after, before)
+    return pruned
+
+
+def prune_with_sweep(lib: LibraryLogic, sweep: Callable[[LibraryLogic], pd.DataFrame],
+                     tol: float = 0.02, scale_tol: bool = True, method: str = "ilp",
+                     time_limit: float = 10.0, keys=None) -> tuple[LibraryLogic, list[dict]]:
     """Fewer solutions, every size within ``tol`` of its best: solutions are clustered by
     (MacroTile0, MacroTile1, DepthU); every solution of a cluster is measured on every size the
     cluster serves (``sweep(cluster_library)`` -> rows m, n, batch_count, k, SolutionIndex,
@@ -331,12 +385,13 @@ def prune_library(lib: LibraryLogic, sweep: Callable[[LibraryLogic], pd.DataFram
     for size, index, gflops in lib.size_entries():
         serving.setdefault(positions[index], []).append(size)
     chosen, report = [], []
-    for key, members in prune.clusters(list(lib.solutions)).items():
+    groups = prune.clusters(list(lib.solutions), *(() if keys is None else (keys,)))
+    for key, members in groups.items():
         sizes = [size for p in members for size in serving.get(p, [])]
         if not sizes:
             continue
         solutions = {lib.solutions.index_of(p): lib.solutions[p] for p in members}
-        row = {"cluster": "x".join(map(str, key)), "sizes": len(sizes),
+        row = {"cluster": "x".join(map(str, key)) or "all", "sizes": len(sizes),
                "solutions_before": len(members)}
         if len(members) < 2:
             index = next(iter(solutions))

@@ -39,6 +39,7 @@ def configure(hipblaslt_path=None, gemm_configs=None, output_dir="workdir/optimi
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     for config in configs:
+        log.info("%r with %d sizes", config.gemm_type, len(config.sizes))  # the original's line
         paths += plat.configure(config, Path(output_dir), arch, settings)
     return paths
 

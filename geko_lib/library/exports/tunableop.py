@@ -186,7 +186,7 @@ def _export_type_name(row: dict, style: str) -> str:
     t = row["problem"].type
     data = {t.a_type, t.b_type, t.c_type, t.d_type}
     table = _EXPORT_TYPES_CURRENT if style == "current" else _EXPORT_TYPES
-    name = table.get((t.a_type, t.compute_type)) if len(data) == 1 else None
+    name = table.get((t.a_type, t.log_compute_type)) if len(data) == 1 else None
     if name is None:
         known = ", ".join(f"{d}/{c}" for d, c in table)
         raise ExportError(
@@ -203,7 +203,7 @@ def tunableop_supported(gemm_type, style: str = "current") -> bool:
     table = _EXPORT_TYPES_CURRENT if style == "current" else _EXPORT_TYPES
     t = gemm_type
     return len({t.a_type, t.b_type, t.c_type, t.d_type}) == 1 and \
-        (t.a_type, t.compute_type) in table
+        (t.a_type, t.log_compute_type) in table
 
 
 def write_tunableop(winners: pd.DataFrame, path, *, validators: dict,

@@ -238,7 +238,7 @@ def _type_reason(problem: GemmProblem) -> str | None:
     if t.d_type not in OUTPUT_TYPES or t.c_type != t.d_type:
         return f"output type {t.c_type}/{t.d_type} not supported ({', '.join(OUTPUT_TYPES)})"
     compute = t.compute_type
-    if compute not in ("c_f32_r", "c_xf32_r"):
+    if compute not in ("f32_r", "xf32_r"):
         return f"compute type {compute} (Triton accumulates in f32)"
     return None
 
@@ -722,7 +722,7 @@ def _jit() -> dict:
 def precision(problem: GemmProblem) -> str:
     """tl.dot input precision: exact fp32 for f32 compute, TF32 for xf32 (ignored otherwise)."""
     t = problem.type
-    return "ieee" if t.a_type == "f32_r" and t.compute_type == "c_f32_r" else "tf32"
+    return "ieee" if t.a_type == "f32_r" and t.compute_type == "f32_r" else "tf32"
 
 
 def geometry(problem: GemmProblem) -> dict:

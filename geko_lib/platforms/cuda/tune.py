@@ -377,7 +377,7 @@ def error_threshold(gemm_type: GemmType, given=None) -> float:
     if given is not None:
         return float(given)
     exact = (gemm_type.a_type == gemm_type.d_type == "f32_r"
-             and gemm_type.compute_type == "c_f32_r")
+             and gemm_type.compute_type == "f32_r")
     return 1e-4 if exact else 1e-2
 
 

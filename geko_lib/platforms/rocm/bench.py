@@ -61,7 +61,7 @@ def base_row(problem: GemmProblem) -> dict:
             "batch_count": problem.batch,
             "scaleA": 0, "scaleB": 0, "a_type": t.a_type, "b_type": t.b_type,
             "c_type": t.c_type, "d_type": t.d_type, "scale_type": scale_type_for(t.compute_type),
-            "compute_type": t.compute_type, "alpha": 1.0, "beta": 0.0,
+            "compute_type": t.log_compute_type, "alpha": 1.0, "beta": 0.0,
             "initialization": "trig_float"}
 
 

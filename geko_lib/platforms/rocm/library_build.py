@@ -129,11 +129,29 @@ def equality_logic_dir(hipblaslt_root: Path, arch: str) -> Path:
 
 
 def merge_argv(form: str, tensilelite: Path, python: str, logic_dir: Path,
-               final_libs: Path) -> list[str]:
-    """TensileMergeLibrary into the checkout's logic, in place, as the README's integration
-    step: efficiencies zeroed, known sizes replaced unconditionally."""
-    args = ["--no_eff", "--force_merge", "True", str(logic_dir), str(final_libs), str(logic_dir)]
+               final_libs: Path, out_dir: Path | None = None, *, eff: bool = False,
+               force: bool = True) -> list[str]:
+    """TensileMergeLibrary of ``final_libs`` into ``logic_dir``, written to ``out_dir`` (default:
+    in place, as the README's integration step): efficiencies zeroed (``--no_eff``) unless
+    ``eff``, known sizes replaced unconditionally (``--force_merge True``) while ``force``."""
+    args = (([] if eff else ["--no_eff"]) + ["--force_merge", str(bool(force))]
+            + [str(logic_dir), str(final_libs), str(out_dir or logic_dir)])
     return tool_argv(form, tensilelite, python, "TensileMergeLibrary", "merge-library", args)
+
+
+def merge_libraries(tensilelite: Path, orig_dir: Path, inc_dir: Path, out_dir: Path, *,
+                    python: str, eff: bool = False, force: bool = True) -> Path:
+    """``library.operations.merge``: TensileMergeLibrary of ``inc_dir`` into ``orig_dir``,
+    written to ``out_dir`` (its output in ``out_dir/tensile-merge-library.log``)."""
+    tensilelite = Path(tensilelite).resolve()
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    form = tool_form(tensilelite, "TensileMergeLibrary", python)
+    argv = merge_argv(form, tensilelite, python, Path(orig_dir).resolve(),
+                      Path(inc_dir).resolve(), out_dir, eff=eff, force=force)
+    run_tool(argv, out_dir / MERGE_LOG, cwd=out_dir, env=tool_env(form, tensilelite),
+             what="TensileMergeLibrary")
+    return out_dir
 
 
 def rebuild_argv(hipblaslt_root: Path, arch: str) -> list[str]:
@@ -209,6 +227,6 @@ def integrate_campaign(config: dict, final_libs: Path, log_path: Path | None = N
     return rebuild_instructions(platform.install.root, rebuild)
 
 
-__all__ = ["create_library", "create_library_argv", "integrate", "merge_argv", "rebuild_argv",
+__all__ = ["create_library", "create_library_argv", "integrate", "merge_argv", "merge_libraries", "rebuild_argv",
            "equality_logic_dir", "logic_architecture", "base_arch", "integrate_campaign",
            "rebuild_instructions", "require_rocm"]
