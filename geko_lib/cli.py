@@ -24,6 +24,7 @@ Anything after ``--`` goes to snakemake unchanged (paths there are relative to t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -552,12 +553,12 @@ def main(argv=None) -> int:
     # the first line: is this a model, and why this platform
     terminal.say(terminal.platform_notice(config, notes[0] if notes else ""))
     workdir = Path(config["workdir"])
-    try:  # before anything in the workdir changes (geko_lib.campaign.start)
-        held = campaign_start.before_command(workdir, config)
-    except GekoError as exc:
-        print(f"geko: error: {exc}", file=sys.stderr)
-        return 2
-    with held:  # the workdir is this command's until snakemake is done
+    with contextlib.ExitStack() as held:  # the workdir is this command's until snakemake ends
+        try:  # before anything in the workdir changes (geko_lib.campaign.start)
+            held.enter_context(campaign_start.before_command(workdir, config))
+        except GekoError as exc:
+            print(f"geko: error: {exc}", file=sys.stderr)
+            return 2
         return run_workflow(workdir, config, target, values, extra)
 
 

@@ -24,6 +24,13 @@ def iterations(duration: float | None, latency_us: float | None,
     return defaults
 
 
+def baseline_duration(config: dict) -> float | None:
+    """Seconds per phase the baseline is timed for: ``bench_duration`` where ``bench_timing``
+    is ``duration`` (the original's --bench: a probe, then that long per phase), else None
+    (the original's search/tune baseline: fixed iteration counts, 100 timed and 20 cold)."""
+    return float(config["bench_duration"]) if config.get("bench_timing") == "duration" else None
+
+
 def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_mb: int,
                iters: int = DEFAULT_ITERS, cold_iters: int = DEFAULT_COLD_ITERS,
                beta: bool = False, flush: bool = False) -> dict:

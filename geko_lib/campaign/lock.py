@@ -7,10 +7,18 @@ found the way ``geko status`` finds running campaigns: a snakemake process (or o
 scripts) working in the workdir. A lock whose holder is gone is stale and is cleared (and
 reported); a lock held by a live campaign refuses the new start before anything in the workdir
 changes.
+
+Two ``geko`` commands started in one workdir at the same instant both find no snakemake running
+yet; the command lock (:func:`hold`: an exclusive ``flock`` on ``.snakemake/geko_command.lock``,
+held until the command ends and released by the kernel if it is killed) lets one through and
+gives the other the same one-line refusal, before either changes anything.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 from pathlib import Path
 
 from ..errors import GekoError
@@ -21,8 +29,53 @@ class CampaignRunning(GekoError):
     """Another campaign is running in the workdir."""
 
 
+COMMAND_LOCK = Path(".snakemake", "geko_command.lock")
+
+
 def lock_dir(workdir) -> Path:
     return Path(workdir) / ".snakemake" / "locks"
+
+
+def running_message(workdir, who: str = "") -> str:
+    """The one line that refuses a start beside a running campaign."""
+    return (f"{workdir}: a campaign is running there{f' ({who})' if who else ''}: wait for it "
+            f"to finish, or stop it, then rerun; `geko status {workdir}` shows where it stands")
+
+
+@contextlib.contextmanager
+def hold(workdir):
+    """The ``geko`` command's hold on ``workdir`` for as long as the block runs; a second
+    command holding it already is refused (:class:`CampaignRunning`)."""
+    path = Path(workdir) / COMMAND_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            raise CampaignRunning(running_message(workdir, f"geko pid {holder}" if holder
+                                                  else "another geko command")) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)
+
+
+def command_running(workdir) -> bool:
+    """Whether a ``geko`` command holds ``workdir`` now (its lock taken)."""
+    path = Path(workdir) / COMMAND_LOCK
+    if not path.is_file():
+        return False
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def live_holders(workdir) -> list[dict] | None:
@@ -36,9 +89,7 @@ def refuse_if_running(workdir) -> None:
     holders = live_holders(workdir) or []
     if holders:
         pids = ", ".join(str(p["pid"]) for p in holders)
-        raise CampaignRunning(f"{workdir}: a campaign is running there (snakemake pid {pids}): "
-                              "wait for it to finish, or stop it, then rerun; `geko status "
-                              f"{workdir}` shows where it stands")
+        raise CampaignRunning(running_message(workdir, f"snakemake pid {pids}"))
 
 
 def clear_stale(workdir) -> list[str]:

@@ -20,22 +20,16 @@ from ..log_setup import PREFIX
 LOG = "logs/snakemake.log"  # workdir-relative: Snakemake's output of the geko command's runs
 # the original's phases, by the rules that run them (rules not named here start no phase)
 PHASES = {
-    "ingest": "Reading the workload",
-    "baseline_part": "Baseline benchmark", "baseline": "Baseline benchmark",
-    "summarize": "GEMM contribution analysis",
-    "search_configure": "Search phase", "search_chunk": "Search phase",
-    "winners": "Extracting the winning kernels",
+    "ingest": "Baseline phase", "baseline_part": "Baseline phase",
+    "baseline": "Baseline phase", "summarize": "Baseline phase",
+    "search_configure": "Search phase", "search_chunk": "Search phase", "winners": "Search phase",
     "configure": "Configuration phase",
     "optimize": "Optimization phase", "merge_tuned": "Optimization phase",
-    "libs": "Building the libraries", "create_library": "Building the libraries",
-    "bench_input": "Benchmarking reference vs tuned", "bench_reference":
-        "Benchmarking reference vs tuned", "bench_tuned": "Benchmarking reference vs tuned",
-    "verify_tuned": "Benchmarking reference vs tuned",
-    "analyze": "Filtering the results",
-    "ship_final_libs": "Writing the final libraries", "ship_full_libs":
-        "Writing the final libraries", "exports": "Writing the final libraries",
-    "plots": "Report figures", "prune_libs": "Pruning", "combine_libs": "Combining libraries",
-    "integrate": "Integration",
+    **{rule: "Benchmark phase" for rule in ("libs", "create_library", "bench_input",
+                                             "bench_reference", "bench_tuned", "verify_tuned")},
+    **{rule: "Filter phase" for rule in ("analyze", "ship_final_libs", "ship_full_libs",
+                                          "exports")},
+    "prune_libs": "Prune phase", "combine_libs": "Combine phase", "integrate": "Integration phase",
 }
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 _ERROR = re.compile(r"^Error in rule (\w+):$")

@@ -3,8 +3,9 @@ or ``snakemake --profile ...``): the workflow calls these while its Snakefile is
 Snakemake builds the DAG, so a refusal leaves the workdir as it was and a removed output is
 simply missing to Snakemake, which recomputes it.
 
-1. ``refuse_other_campaign``: run_state.json records another campaign -> refused, saying what
-   differs and how to start over.
+1. ``refuse_other_campaign``: run_state.json, or the stamps of the outputs, say the workdir
+   holds another campaign, or a finished one of another mode -> refused, saying what differs and
+   the ways out (``geko_lib.campaign.ownership``; ``discard_results`` lets the run go ahead).
 2. ``remove_untrustworthy_outputs``: every existing output of a rule is checked against its stamp
    (``geko_lib.campaign.integrity``); damaged, unstamped or stale ones are removed and reported. Skipped
    while the workdir is locked: a live campaign's outputs are not ours to judge, and Snakemake
@@ -13,13 +14,15 @@ simply missing to Snakemake, which recomputes it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import sys
 from pathlib import Path
 
-from . import lock as campaign_lock, state as campaign_state, combine, integrity, layout
+from . import lock as campaign_lock, ownership, state as campaign_state, combine, integrity, \
+    layout
 from .lock import snakemake_locks
 from ..library.collection import load_dir
 from ..log_setup import LOGGER
@@ -27,8 +30,23 @@ from ..log_setup import LOGGER
 log = logging.getLogger(LOGGER)
 
 
-def refuse_other_campaign(workdir, campaign: dict) -> None:
-    campaign_state.check(workdir, campaign)
+def refuse_other_campaign(workdir, campaign: dict, mode: str, discard: bool = False) -> None:
+    for reason in ownership.check(workdir, campaign, mode, discard):
+        tell(f"geko: {ownership.DISCARD_KEY}: {reason}: discarded, this run recomputes it")
+
+
+def dry_run(argv=None) -> bool:
+    """Whether the snakemake process reading the Snakefile only plans (``-n``/``--dry-run``):
+    Snakemake tells the Snakefile nothing of it while it is read."""
+    argv = sys.argv if argv is None else argv
+    return any(arg in ("-n", "--dry-run", "--dryrun") for arg in argv)
+
+
+def ensure_run_state(workdir, campaign: dict, mode: str) -> None:
+    """Where run_state.json is missing (deleted, or a run that found nothing to do), write it
+    now: a workdir whose outputs passed the ownership check is this campaign's."""
+    if Path(workdir).is_dir() and not (Path(workdir) / campaign_state.FILE).exists():
+        campaign_state.record(workdir, campaign, mode)
 
 
 def refuse_unfit_combine_sources(workdirs, campaign: dict, workdir, mode: str) -> None:
@@ -107,10 +125,9 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
     if not workdir.is_dir() or snakemake_locks(workdir):
         return []
     outputs = existing_outputs(workdir, patterns)
-    found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
-        campaign, mode, rel))
+    found, follows = untrustworthy(workdir, outputs, campaign, mode)
     refuse_edited_companions(workdir, found)
-    found = found + _what_follows(workdir, outputs, found)
+    found = found + follows
     removed = _orphaned_companions(workdir, outputs, report or log.warning)
     for rel, reason in found:
         # an output inside another removed one goes with it
@@ -126,6 +143,17 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
             integrity.remove_output(workdir / owner)
             removed.append((Path(owner), f"{rel} was written beside it"))
     return removed
+
+
+def untrustworthy(workdir, outputs, campaign: dict | None, mode: str
+                  ) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """(the damaged or stale ones of ``outputs``, with why; the outputs that go with them, with
+    why): what a run removes and recomputes. Changes nothing. Without a ``campaign`` only the
+    content is judged (``geko status`` of a workdir whose campaign is unknown)."""
+    workdir = Path(workdir)
+    found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
+        campaign, mode, rel) if campaign else {})
+    return found, _what_follows(workdir, list(outputs), found)
 
 
 def _what_follows(workdir: Path, outputs: list[str],
@@ -221,7 +249,7 @@ def identity_at_start(config: dict) -> dict | None:
     from ..errors import GekoError
 
     try:
-        return campaign_state.identity(config)
+        return campaign_state.identity(campaign_state.with_defaults(config))
     except GekoError as exc:
         tell(f"geko: warning: cannot check the workdir against run_state.json ({exc})")
         return None
@@ -242,14 +270,30 @@ def record_progress(workdir, campaign: dict, mode: str) -> None:
                           optimized=(root / layout.FINAL_LIBS).is_dir())
 
 
-def before_command(workdir, config: dict) -> None:
-    """What the ``geko`` command checks before it writes anything into ``workdir``: a campaign
-    running there refuses, a stale Snakemake lock (its holder gone) is cleared and reported,
-    and a workdir of another campaign refuses (as the workflow would, but before the command
-    rewrites the workdir's geko_config.yaml)."""
+def clear_stale_lock(workdir) -> None:
+    """A Snakemake lock left by an interrupted run (its holder gone) is cleared and reported, so
+    a plain rerun resumes (no ``--unlock``); a live campaign there refuses."""
     workdir = Path(workdir)
     for name in campaign_lock.prepare(workdir):
         tell(f"geko: cleared a stale Snakemake lock ({workdir / '.snakemake' / 'locks' / name}) "
              "left by an interrupted run; resuming")
-    if (workdir / campaign_state.FILE).is_file():
-        campaign_state.check(workdir, campaign_state.identity(campaign_state.with_defaults(config)))
+
+
+@contextlib.contextmanager
+def before_command(workdir, config: dict):
+    """What the ``geko`` command checks before it writes anything into ``workdir``, held for
+    the length of the command: a workdir of another campaign (or holding a finished one this
+    run would replace) refuses, as the workflow would but before the command rewrites the
+    workdir's geko_config.yaml; a campaign running there refuses (also one started at the same
+    instant: the command lock); a stale Snakemake lock is cleared and reported."""
+    workdir = Path(workdir)
+    if workdir.is_dir():
+        ownership.read_run_state(workdir)  # one that is no file refuses whatever the platform
+        campaign = identity_at_start(config)
+        if campaign is not None:
+            refuse_other_campaign(workdir, campaign, config["mode"],
+                                  bool(config.get("discard_results")))
+        campaign_lock.refuse_if_running(workdir)
+    with campaign_lock.hold(workdir):
+        clear_stale_lock(workdir)
+        yield

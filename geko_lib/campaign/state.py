@@ -160,10 +160,14 @@ def finish(workdir, current: dict, mode: str, configured: bool, optimized: bool)
 
 
 def _state(path: Path, current: dict) -> RunState:
-    if path.is_file():
-        return RunState.load(path)
-    return RunState(input_sha256=current["input_sha256"] or "",
-                    input_path=current["input_path"] or "")
+    """The run state to write: the recorded one (its creation time, how far it got) with this
+    campaign's input, which differs only where the run was allowed to replace another's
+    (``discard_results``)."""
+    state = RunState.load(path) if path.is_file() else \
+        RunState(input_sha256="", input_path="")
+    state.input_sha256 = current["input_sha256"] or ""
+    state.input_path = current["input_path"] or ""
+    return state
 
 
 def _dump(path: Path, state: RunState, current: dict, mode: str) -> Path:

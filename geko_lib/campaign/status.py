@@ -13,6 +13,12 @@ Best uplift so far: ``results/metrics.json`` when the analysis is done, else an 
 partial data (reference vs tuned benchmarks of the libraries measured so far; dense-search
 winners vs the baseline; tuned library logic or GA checkpoints vs the baseline).
 
+Outputs are believed only as far as their stamps (``geko_lib.campaign.integrity``) prove them:
+every existing output is checked as a run would check it (content against its stamp, provenance
+against the campaign ``run_state.json`` records, inputs unchanged), and the damaged or stale
+ones, with what is made from them, are reported as what a plain rerun recomputes; a campaign
+with any of them is not "finished", and a damaged ``results/metrics.json`` gives no figures.
+
 Busy devices: ``devices.busy()`` on the config's devices, slots and lock dir for the platform's
 namespace. Locks are host-wide, so a busy slot may belong to another campaign; a holder whose
 working directory is this workdir is marked as this campaign's.
@@ -213,15 +219,15 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
 
 
 def _baseline_parts(workdir: Path, config: dict) -> list[str]:
-    """The baseline's parts: those the run made (outputs or logs), else one per configured
-    device (a config inferred from the logs may know fewer devices than the run had)."""
+    """The baseline's parts: those the run made (outputs or logs), else those workload.yaml
+    deals over the configured devices (one per device, no more than GEMMs; a config inferred
+    from the logs may know fewer devices than the run had)."""
     made = {p.stem for p in (workdir / L.BASELINE_PART).parent.glob("part_*_of_*.csv")}
     made |= {p.stem for p in (workdir / L.rule_log("baseline_part", "x")).parent.glob(
         "part_*_of_*.log")}
     if made:
         return sorted(made)
-    count = len(config.get("devices") or [0])
-    return [f"part_{i}_of_{count}" for i in range(count)]
+    return L.Layout(workdir).baseline_parts(len(config.get("devices") or [0]))
 
 
 def _count(jobs: list[dict]) -> dict:
@@ -286,17 +292,55 @@ RULE_ORDER = ("ingest", "baseline", "summarize", "search_configure", "search_chu
               "exports", "plots", "prune_libs", "combine_libs")
 
 
+def _campaign(workdir: Path, config: dict, source: str) -> dict | None:
+    """The identity outputs must record: the one run_state.json holds, else the config's (where
+    the run's own config was found), else None (only content is judged)."""
+    from . import ownership, state as campaign_state
+
+    try:
+        recorded = ownership.read_run_state(workdir)
+    except GekoError:
+        recorded = None
+    if recorded and recorded.get("identity"):
+        return recorded["identity"]
+    if source.startswith("inferred"):
+        return None
+    try:
+        return campaign_state.identity(campaign_state.with_defaults(config))
+    except GekoError:
+        return None
+
+
+def outputs_to_redo(workdir: Path, config: dict, source: str, jobs: list[dict]) -> dict:
+    """{"damaged": [{output, reason}], "follows": [{output, reason}]}: the outputs a plain rerun
+    removes and recomputes (``geko_lib.campaign.start.untrustworthy``), judged as the run
+    judges them."""
+    from .start import untrustworthy
+
+    outputs = sorted({j["output"] for j in jobs if (workdir / j["output"]).exists()})
+    found, follows = untrustworthy(workdir, outputs, _campaign(workdir, config, source),
+                                   config.get("mode", "search"))
+    return {"damaged": [{"output": str(rel), "reason": why} for rel, why in found],
+            "follows": [{"output": str(rel), "reason": why} for rel, why in follows]}
+
+
 def collect(workdir, config_path=None) -> dict:
     """Everything ``geko status`` reports, as a JSON-able mapping."""
+    from .lock import command_running
+
     workdir = Path(workdir).resolve()
     if not workdir.is_dir():
         raise StatusError(f"{workdir} is not a directory")
     config, source = load_config(workdir, config_path)
     processes = snakemake_processes(workdir)
     locks = snakemake_locks(workdir)
-    active = bool(processes) if processes is not None else bool(locks)
+    active = (bool(processes) if processes is not None else bool(locks)) or \
+        command_running(workdir)
     incomplete = incomplete_outputs(workdir)
     jobs = collect_jobs(workdir, config, active, incomplete)
+    redo = {"damaged": [], "follows": []} if active else \
+        outputs_to_redo(workdir, config, source, jobs)
+    redone = {r["output"] for r in redo["damaged"] + redo["follows"]}
     details = job_details(workdir, config)
     rules = {}
     for job in jobs:
@@ -324,7 +368,15 @@ def collect(workdir, config_path=None) -> dict:
     if active:
         state = "running"
         detail = (f"{len(processes)} snakemake process(es) in the workdir" if processes
+                  else "a geko command holds the workdir" if command_running(workdir)
                   else "a snakemake lock is present (no process list on this system)")
+    elif redo["damaged"]:
+        first = redo["damaged"][0]
+        state = "damaged"
+        detail = (f"{len(redo['damaged'])} output(s) damaged or stale ({first['output']}: "
+                  f"{first['reason']}); a plain rerun recomputes them"
+                  + (f" and the {len(redo['follows'])} made from them" if redo["follows"]
+                     else ""))
     elif finished and not (counts["failed"] or counts["pending"] or counts["interrupted"]):
         state, detail = "finished", "final_libs/ and results/metrics.json written"
     elif counts["failed"]:
@@ -342,14 +394,15 @@ def collect(workdir, config_path=None) -> dict:
                 not (workdir / L.TUNING_DIR).exists():
             detail = "after the bench phase (summary.csv)"
         elif counts["interrupted"]:
-            detail = f"{counts['interrupted']} job(s) interrupted; a rerun resumes them"
+            detail = (f"{counts['interrupted']} job(s) interrupted; a plain rerun (the same "
+                      "command) resumes them")
         else:
             detail = "incomplete; a rerun continues from the outputs present"
         if finished:
             detail = "final_libs/ written; " + detail
     if locks and not active:
-        detail += ("; a snakemake lock is left in .snakemake/locks (a killed run): "
-                   "`snakemake --unlock` (or rerun with --rerun-incomplete)")
+        detail += ("; a snakemake lock is left in .snakemake/locks by a killed run: a plain "
+                   "rerun (geko, or the same snakemake command) clears it and resumes")
     return {
         "workdir": str(workdir),
         "config": {"source": source, "mode": mode, "platform": config.get("platform"),
@@ -362,7 +415,9 @@ def collect(workdir, config_path=None) -> dict:
         "counts": counts,
         "rules": [rules[r] for r in RULE_ORDER if r in rules],
         "jobs": jobs,
-        "uplift": uplift(workdir, config),
+        "redo": redo,
+        "uplift": ({"note": f"no figures: {L.METRICS} is damaged or stale (a plain rerun "
+                            "recomputes it)"} if L.METRICS in redone else uplift(workdir, config)),
         "devices": device_status(workdir, config),
     }
 
@@ -408,6 +463,11 @@ def format_text(report: dict) -> str:
                  f"{c['interrupted']} interrupted, {c['pending']} pending "
                  f"(of {c['total']} known so far)")
     lines.append(f"  uplift:    {_uplift_line(report['uplift'])}")
+    for entry in report["redo"]["damaged"]:
+        lines.append(f"  damaged:   {entry['output']}: {entry['reason']}")
+    if report["redo"]["damaged"]:
+        redo = [e["output"] for e in report["redo"]["damaged"] + report["redo"]["follows"]]
+        lines.append(f"  a rerun:   recomputes {', '.join(redo)}")
     d = report["devices"]
     busy = d["busy"]
     if not d["devices"]:

@@ -4,6 +4,7 @@ import os
 from snakemake.utils import validate
 
 from geko_lib import failures
+from geko_lib.bench import rows as bench_rows
 from geko_lib.campaign import layout
 
 

@@ -26,9 +26,10 @@ rule search_chunk:
         failed=layout.SEARCH_CHUNK_FAILED,
     params:
         # changes after a run in which GEMMs of the chunk failed, so a rerun tries them again
-        # until they are retired (geko_lib.failures)
+        # (not with retry off; until they are retired, where retire_after is set: geko_lib.failures)
         failed_runs=lambda wildcards: failures.rerun_token(
-            layout.SEARCH_DIR, wildcards.chunk, config["retire_after"]),
+            layout.SEARCH_DIR, wildcards.chunk, config["retire_after"],
+            config["retry"]),
     resources:
         gpu=1,
         runtime=runtime(60),

@@ -26,10 +26,11 @@ rule optimize:
     output:
         directory(layout.BUILD_LOGIC),
     params:
-        # changes after a run in which the job failed, so a rerun tries it again until it is
-        # retired (geko_lib.failures)
+        # changes after a run in which the job failed, so a rerun tries it again (not with
+        # retry off; until it is retired, where retire_after is set: geko_lib.failures)
         failed_runs=lambda wildcards: failures.rerun_token(
-            layout.TUNING_DIR, wildcards.cfg, config["retire_after"]),
+            layout.TUNING_DIR, wildcards.cfg, config["retire_after"],
+            config["retry"]),
     resources:
         gpu_slot=1,
         runtime=runtime(240),

@@ -25,6 +25,9 @@ rule baseline_part:
         "workload.yaml",
     output:
         "baseline/parts/{part}.csv",
+    params:
+        # --bench times for bench_duration, the search/tune baseline with fixed iterations
+        timing=config["bench_timing"],
     resources:
         gpu=1,
         runtime=runtime(60),
@@ -48,7 +51,7 @@ rule baseline:
         bench_log=layout.fill(layout.BENCH_LOG, stem=BENCH_STEM),
         bench_out=layout.fill(layout.BENCH_OUT, stem=BENCH_STEM),
     params:
-        duration=config["bench_duration"],
+        duration=bench_rows.baseline_duration(config),
         rotating_mb=config["rotating_mb"],
     log:
         "logs/baseline.log",

@@ -3,7 +3,7 @@ every n-th GEMM starting at i (one part per device, so the baseline fans out too
 from pathlib import Path
 
 from geko_lib import files, jobs, original_columns, workload
-from geko_lib.bench import summary
+from geko_lib.bench import rows as bench_rows, summary
 
 
 def main(smk):
@@ -11,7 +11,7 @@ def main(smk):
     problems = workload.problems(workload.read(smk.input[0]))[index::count]
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device,
-                                 duration=smk.config["bench_duration"])
+                                 duration=bench_rows.baseline_duration(smk.config))
     files.write_csv(smk.output[0], original_columns.add(results, platform.lib_source))
 
 

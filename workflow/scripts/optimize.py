@@ -51,6 +51,7 @@ def main(smk):
         failures.record_run(layout.TUNING_DIR, name, failed=True)
         return skip(build, name, f"failed {attempts(config)} attempt(s): {exc}")
     streak.succeeded(name)
+    failures.record_run(layout.TUNING_DIR, name, failed=False)  # the count it ran at
 
 
 # Triton's compile workers are spawned processes, which re-run this file as "__mp_main__":
