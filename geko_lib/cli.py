@@ -261,14 +261,11 @@ def choose_platform(given: dict, saved: dict, environ) -> detect.Choice:
 
 
 def arch_choices(platform: str) -> tuple[str, ...]:
-    """The original's seven AMD choices; cuda (and sim, which models it) add the NVIDIA ones."""
-    from .platforms import sim
-    from .tuning.configure import ARCHS
+    """What the platform runs (the original's seven AMD choices on rocm, the NVIDIA ones on cuda,
+    every one on sim, which models both): ``platforms.arch_choices``."""
+    from . import platforms
 
-    amd = tuple(ARCHS)
-    nvidia = tuple(name for name in sim.ARCHS if name not in amd and name not in sim.ARCH_ALIASES
-                   and not name.startswith("gfx"))
-    return {"rocm": amd, "cuda": nvidia}.get(platform, amd + nvidia)
+    return platforms.arch_choices(platform)
 
 
 def list_arch(path: Path) -> tuple[str | None, int | None]:
@@ -321,9 +318,19 @@ def workload_config(args) -> dict:
     path = Path(values[dest]).resolve()
     if not path.is_file():
         raise UsageError(f"{SOURCES[dest]}: {path} does not exist")
-    (workload.read if dest == "workload_log" else workload.read_list)(path)  # fail fast
     out[SOURCE_KEYS[dest]] = str(path)
     return out
+
+
+def check_workload(config: dict) -> None:
+    """The workload file read as the workflow's ingest reads it (the campaign's platform and,
+    for a --list grid, its arch), so a bad one is refused before anything is written and a
+    good one is never refused here that the workflow takes."""
+    if config["workload_log"]:
+        workload.read(config["workload_log"], platform=config["platform"])
+    elif config["workload_list"]:
+        workload.read_list(config["workload_list"], platform=config["platform"],
+                           arch=config["arch"])
 
 
 def validate(config: dict) -> None:
@@ -386,6 +393,8 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     for key, value in given.items():
         set_key(config, key, value)
     config["arch"] = choose_arch(config, given, saved, mode)
+    if not continuing:
+        check_workload(config)  # fail fast
     validate(config)
     if platform == "rocm":
         check_rocm(config)

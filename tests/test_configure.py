@@ -73,7 +73,7 @@ def run(tmp_path, gemm=BBS_TN, sizes=(TINY,), arch="gfx950", backend="tensile", 
 
 
 def test_arch_table():
-    a = cf.ARCHS
+    a = cf.TUNING_ARCHS
     assert set(a) == {"gfx950", "gfx950_128cu", "gfx942", "gfx942_80cu", "gfx942_38cu",
                       "gfx942_20cu", "gfx942_228cu"}
     assert (a["gfx950"].cus, a["gfx950"].xcc) == (256, 8)

@@ -33,6 +33,7 @@ class PlatformError(GekoError, RuntimeError):
 class Platform(Protocol):
     name: str
     RESULT_OPTIONS: tuple[str, ...]  # keys of its config section that shape its results
+    ARCH_MODELS: tuple[str, ...]  # the device models of archs.MODELS it runs (--arch choices)
     measured: bool  # False where timings are predictions (sim)
     note: str  # what every artifact made with this platform should say about itself ("" if none)
 
@@ -117,6 +118,18 @@ def name_of(config: dict) -> str:
     return str(config.get("platform") or default("platform"))
 
 
+def arch_choices(name: str) -> tuple[str, ...]:
+    """The --arch names a platform runs: those of archs.ARCHS whose device model it declares
+    (``ARCH_MODELS``); every one for a name the registry does not hold."""
+    from .archs import ARCHS
+
+    try:
+        models = platform_class(name).ARCH_MODELS
+    except PlatformError:
+        return tuple(ARCHS)
+    return tuple(arch for arch, spec in ARCHS.items() if spec.model in models)
+
+
 def platform_class(name: str):
     """The class registered under ``name``, imported on first use."""
     try:
@@ -176,6 +189,17 @@ def describe(platform: Platform, config: dict) -> dict:
     caps = capabilities(config)
     return {"name": platform.name, "arch": config.get("arch"), "measured": caps.measured,
             "note": caps.note}
+
+
+def require_problems(platform_name: str, phase: str, problems) -> list[GemmProblem]:
+    """``problems`` as a list, refused when empty on every platform alike: a job without work
+    is a dealing mistake upstream (hipblaslt-bench answers an empty problem list with no result,
+    and the sim and cuda platforms refuse it too, so no test on them can hide one)."""
+    problems = list(problems)
+    if not problems:
+        raise PlatformError(f"{platform_name}: {phase} of no GEMM: a job was given no work "
+                            "(hipblaslt-bench prints no result for an empty problem list)")
+    return problems
 
 
 def results_frame(rows: list[dict], columns=RESULT_COLUMNS) -> pd.DataFrame:

@@ -30,7 +30,7 @@ class SimArch:
     efficiency: float  # best fraction of peak a real kernel reaches
 
 
-ARCHS = {
+MODELS = {
     # AMD Instinct MI300X
     "gfx942": SimArch("gfx942", "aquavanjaram", ("Device 0049", "Device 0050"), 304, 2.1,
                       {"16": 1307.4, "8": 2614.9, "tf32": 653.7, "32": 163.4, "64": 163.4,
@@ -44,13 +44,39 @@ ARCHS = {
                     {"16": 989.4, "8": 1978.9, "tf32": 494.7, "32": 66.9, "64": 66.9,
                      "i8": 1978.9, "4": 1978.9}, 4.8, 50, 3.0, 0.81),
 }
-ARCH_ALIASES = {"gfx950_128cu": "gfx950", "gfx942_80cu": "gfx942", "gfx942_38cu": "gfx942",
-                "gfx942_20cu": "gfx942", "gfx942_228cu": "gfx942"}
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One architecture a campaign can name (``--arch``): the device model it runs as, and the
+    compute units and XCDs of that configuration (a partitioned or binned part has fewer)."""
+
+    name: str
+    model: str  # key of MODELS: the device, its datasheet figures and tuning family
+    cus: int
+    xcc: int
+
+
+# every --arch name, declared once: the tuning configs, the sim model, the roofline and the
+# `geko` command's choices all read this table
+ARCHS = {a.name: a for a in (
+    Arch("gfx950", "gfx950", 256, 8),
+    Arch("gfx950_128cu", "gfx950", 128, 4),
+    Arch("gfx942", "gfx942", 304, 8),
+    Arch("gfx942_80cu", "gfx942", 80, 4),
+    Arch("gfx942_38cu", "gfx942", 38, 8),
+    Arch("gfx942_20cu", "gfx942", 20, 4),
+    Arch("gfx942_228cu", "gfx942", 228, 6),
+    Arch("h200", "h200", 132, 1),
+)}
+# the names that are a configuration of another model (the sim model runs them as that model)
+ARCH_ALIASES = {a.name: a.model for a in ARCHS.values() if a.name != a.model}
 
 
 def arch_by_name(name: str) -> SimArch:
+    """The device model an arch name runs as."""
     try:
-        return ARCHS[ARCH_ALIASES.get(name, name)]
+        return MODELS[ARCH_ALIASES.get(name, name)]
     except KeyError:
         raise PlatformError(f"no model of arch {name!r} "
                             f"(known: {', '.join(ARCHS)})") from None

@@ -42,8 +42,8 @@ from ..tuning import ga
 from ..tuning import optimize as tune
 from ..tuning.problem import TuningConfig
 from . import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
-               peak_class, results_frame)
-from .archs import ARCH_ALIASES, ARCHS, SimArch, arch_by_name  # noqa: F401 (re-exported)
+               peak_class, require_problems, results_frame)
+from .archs import ARCH_ALIASES, ARCHS, MODELS, SimArch, arch_by_name  # noqa: F401 (re-exported)
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -371,6 +371,7 @@ class SimPlatform:
     name = "sim"
     # its settings (config section sim) that shape results; fault injection and pacing do not
     RESULT_OPTIONS = ("seed", "noise", "faulty_solutions")
+    ARCH_MODELS = tuple(MODELS)  # it models every GPU it knows
     measured = False
     note = MODEL_NOTE
     library_version = "sim-model-1"  # changes when the model's catalogue or formulas change
@@ -507,6 +508,7 @@ class SimPlatform:
     # --- protocol ----------------------------------------------------------------------------
     def bench(self, problems, out_dir, device, library=None, duration=None,
               progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "bench", problems)
         self._start_job(problems)
         chosen = self._library_choice(library)
         picks: dict[int, tuple[Catalogue, int]] = {}
@@ -540,6 +542,7 @@ class SimPlatform:
         return results_frame(rows, RESULT_COLUMNS)
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "search", problems)
         self._start_job(problems, out_dir)
         for problem in problems:
             if any(c in problem.name for c in self.search_crash_on):
@@ -597,6 +600,7 @@ class SimPlatform:
         return out
 
     def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "verify", problems)
         self._start_job(problems)
         chosen = self._library_choice(library)
         rows = []
@@ -638,6 +642,7 @@ class SimPlatform:
         return out
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
+        problems = require_problems(self.name, "sweep", problems)
         self._start_job(problems)
         lib = liblogic.load(library)
         cat = solutions_catalogue(lib.gemm_type, list(lib.solutions))

@@ -30,6 +30,7 @@ from pathlib import Path
 from ..errors import GekoError
 from ..files import write_text
 from ..gemm import BY_NAME, GemmError, GemmProblem, GemmType
+from ..platforms import archs
 from . import mi_designer as md
 from . import params as pm
 from . import yaml_writer as yw
@@ -56,22 +57,19 @@ class ArchSpec:
     device_names: tuple[str, ...]
 
 
-def _arch(name, family, cus, xcc):
-    if family == "gfx950":
-        return ArchSpec(name, family, cus, xcc, "gfx950", "gfx950", ("Device 75a0",))
-    return ArchSpec(name, family, cus, xcc, "aquavanjaram", "gfx942",
-                    ("Device 0049", "Device 0050"))
+# the families TensileLite tuning configs are written for (MFMAs, parameter profiles)
+TUNING_FAMILIES = ("gfx950", "gfx942")
 
 
-ARCHS: dict[str, ArchSpec] = {a.name: a for a in (
-    _arch("gfx950", "gfx950", 256, 8),
-    _arch("gfx950_128cu", "gfx950", 128, 4),
-    _arch("gfx942", "gfx942", 304, 8),
-    _arch("gfx942_80cu", "gfx942", 80, 4),
-    _arch("gfx942_38cu", "gfx942", 38, 8),
-    _arch("gfx942_20cu", "gfx942", 20, 4),
-    _arch("gfx942_228cu", "gfx942", 228, 6),
-)}
+def _spec(arch: archs.Arch) -> ArchSpec:
+    model = archs.MODELS[arch.model]
+    return ArchSpec(arch.name, arch.model, arch.cus, arch.xcc, model.schedule_name, arch.model,
+                    model.device_names)
+
+
+# the --arch names tuning configs can be written for: platforms.archs.ARCHS of those families
+TUNING_ARCHS: dict[str, ArchSpec] = {name: _spec(a) for name, a in archs.ARCHS.items()
+                                     if a.model in TUNING_FAMILIES}
 
 HEURISTIC_KERNEL_CAP = 180_000_000
 BACKENDS = {"ductile": "Ductile", "tensile": "Tensile"}
@@ -105,11 +103,11 @@ _BY_LOWER = {k.lower(): k for k in OPTION_DEFAULTS} | {k.lower(): v for k, v in 
 
 def arch_spec(arch: str) -> ArchSpec:
     try:
-        return ARCHS[str(arch)]
+        return TUNING_ARCHS[str(arch)]
     except KeyError:
         raise md.UnsupportedError(
             f"unsupported architecture {arch!r} for tuning configs "
-            f"(supported: {', '.join(ARCHS)})") from None
+            f"(supported: {', '.join(TUNING_ARCHS)})") from None
 
 
 def arch_defaults(arch: str, search_space: str = "heuristic") -> dict:

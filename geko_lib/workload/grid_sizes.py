@@ -40,15 +40,12 @@ def compute_units(arch) -> int:
     e.g. gfx950_128cu: 128), else the GPU models' (SMs of an NVIDIA GPU)."""
     if not arch:
         raise ValueError("no architecture given (ARCH, or the campaign's arch)")
-    from ..platforms import PlatformError, archs
-    from ..tuning import configure
+    from ..platforms import archs
 
-    if str(arch) in configure.ARCHS:
-        return configure.ARCHS[str(arch)].cus
     try:
-        return archs.arch_by_name(str(arch)).cus
-    except PlatformError as exc:
-        raise ValueError(str(exc)) from None
+        return archs.ARCHS[str(arch)].cus
+    except KeyError:
+        raise ValueError(f"no architecture {arch!r} (known: {', '.join(archs.ARCHS)})") from None
 
 
 def factor_pairs(n: int) -> list[tuple[int, int]]:

@@ -153,7 +153,7 @@ def config_of(algo: np.ndarray) -> AlgoConfig:
 
 
 @dataclass(frozen=True)
-class Capabilities:
+class AlgoCapabilities:
     tile_ids: tuple[int, ...]
     stages_ids: tuple[int, ...]
     splitk_support: bool
@@ -270,9 +270,9 @@ class ProblemDescriptors:
                               algo.ctypes.data)
         return algo
 
-    def capabilities(self, algo_id: int) -> Capabilities:
+    def capabilities(self, algo_id: int) -> AlgoCapabilities:
         algo = self.init(algo_id)
-        return Capabilities(tile_ids=_cap_array(algo, "TILE_IDS"),
+        return AlgoCapabilities(tile_ids=_cap_array(algo, "TILE_IDS"),
                             stages_ids=_cap_array(algo, "STAGES_IDS"),
                             splitk_support=bool(_cap_scalar(algo, "SPLITK_SUPPORT")),
                             reduction_mask=_cap_scalar(algo, "REDUCTION_SCHEME_MASK"),
@@ -383,7 +383,7 @@ def _cluster_ids() -> tuple[int, ...]:
     return tuple(int(shapes[name]) for name in CLUSTER_SHAPES_TRIED if name in shapes.__members__)
 
 
-def _expansions(algo_id: int, tile: int, split: int, caps: Capabilities):
+def _expansions(algo_id: int, tile: int, split: int, caps: AlgoCapabilities):
     """Every configuration of one (algorithm, tile, split-K), the cheap attributes varied."""
     stages = (0, *[s for s in caps.stages_ids if s != 0])  # 0: the library picks
     if split > 1:

@@ -29,7 +29,8 @@ from ... import library as liblogic
 from ... import original_columns
 from ...config_schema import default as _default
 from ...gemm import GemmProblem, GemmType
-from .. import RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, results_frame
+from .. import (RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, require_problems,
+                results_frame)
 from . import timing
 from .solutions import solutions_in, validate_solution  # noqa: F401 (the platform's names)
 from ...log_setup import LOGGER
@@ -103,6 +104,7 @@ class CudaPlatform:
     # its settings (config section cuda) that shape results
     RESULT_OPTIONS = ("seed", "search_budget_s", "heuristic_count", "max_candidates", "finalists",
                       "workspace_mb", "tune")
+    ARCH_MODELS = ("h200",)
     measured = True
     note = ""
 
@@ -225,6 +227,7 @@ class CudaPlatform:
     # --- protocol -------------------------------------------------------------------------------
     def bench(self, problems, out_dir, device, library=None, duration=None,
               progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "bench", problems)
         use_device(device)
         chosen = library_solutions(library) if library is not None else {}
         rows = []
@@ -296,6 +299,7 @@ class CudaPlatform:
         return timings, {i: names[winner] for i in tied if i != winner}
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "search", problems)
         use_device(device)
         rows = []
         for problem in problems:
@@ -391,6 +395,7 @@ class CudaPlatform:
         return out
 
     def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
+        problems = require_problems(self.name, "verify", problems)
         use_device(device)
         chosen = library_solutions(library)
         rows = []
@@ -433,6 +438,7 @@ class CudaPlatform:
         return out
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
+        problems = require_problems(self.name, "sweep", problems)
         use_device(device)
         lib = liblogic.load(library)
         rows = []

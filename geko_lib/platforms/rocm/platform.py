@@ -30,7 +30,7 @@ from ...gemm import GemmProblem
 from ...library import operations
 from ...tuning import configure as tuning_configure
 from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
-                results_frame)
+                require_problems, results_frame)
 from ..archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
 from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, locate
@@ -100,6 +100,7 @@ class RocmPlatform:
 
     # its settings (config section rocm) that shape results
     RESULT_OPTIONS = ("code_object_version", "library_format", "bench_freq")
+    ARCH_MODELS = ("gfx950", "gfx942")  # the original's architectures
 
     name = "rocm"
     measured = True
@@ -178,7 +179,7 @@ class RocmPlatform:
               progress=None) -> pd.DataFrame:
         """The default solution (or the created library's) per GEMM, timed for ``duration``
         seconds each after a probe pass (fixed iteration counts without a duration)."""
-        problems = list(problems)
+        problems = require_problems(self.name, "bench", problems)
         stem = job_stem("bench" if library is None else "bench-library", problems,
                         str(library or ""))
         latency = self._latencies(problems, out_dir, stem, device, library) if duration else {}
@@ -191,7 +192,7 @@ class RocmPlatform:
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
         """Every solution the heuristic returns for each GEMM (dense search)."""
-        problems = list(problems)
+        problems = require_problems(self.name, "search", problems)
         stem = job_stem("search", problems)
         latency = self._latencies(problems, out_dir, stem, device) if duration else {}
         rows = [hb.search_row(p, latency.get(hb.problem_key(p)), duration or 0.0,
@@ -262,7 +263,7 @@ class RocmPlatform:
     def verify(self, problems, out_dir, device, library, progress=None) -> pd.DataFrame:
         """norm and allclose checks of the library's solution per GEMM: ``error`` is
         norm_error / batch_count, FAILED_ERROR where a check failed."""
-        problems = list(problems)
+        problems = require_problems(self.name, "verify", problems)
         stem = job_stem("verify", problems, str(library))
         frame = self.run_rows([hb.verify_row(p) for p in problems], out_dir, stem, device,
                               library)
@@ -276,7 +277,7 @@ class RocmPlatform:
         """Every solution of one logic file on every problem (prune): the file is built into a
         library of its own and each GEMM asks for all of its solutions; printed indices map
         back to the file's SolutionIndex through that library's MatchTable."""
-        problems, out_dir = list(problems), Path(out_dir)
+        problems, out_dir = require_problems(self.name, "sweep", problems), Path(out_dir)
         stem = job_stem("sweep", problems, str(library))
         source = out_dir / f"{stem}_logic"
         source.mkdir(parents=True, exist_ok=True)
