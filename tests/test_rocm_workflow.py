@@ -33,12 +33,12 @@ MASK32_LOG = "".join(
                                       (1024, 1024, 1024, "T", "T", "f16_r", 3)])
 
 
-def profile_run(tmp_path, overrides, env):
+def profile_run(tmp_path, overrides, env, target="final_libs"):
     """`snakemake final_libs --profile profiles/gfx950`: the profile's config file, then the
     test's overrides on top (a --configfile replaces the profile's, so both are named); two
     devices, two cores on this host."""
     profile = ROOT / "profiles" / "gfx950"
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), target,
            "--profile", str(profile), "--configfile", str(profile / "gfx950.yaml"),
            str(overrides), "--cores", "2", "--resources", "gpu=2", "gpu_slot=4"]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -356,10 +356,12 @@ def test_bench_table_values(tmp_path):
         assert row["us"] > 0
 
 
-def test_empty_problem_list(tmp_path):
+def test_empty_problem_list_is_refused_as_hipblaslt_bench_refuses_it(tmp_path):
+    """A job without work is a dealing mistake: the sim must not hide it (issue 22)."""
     p = platform()
-    assert list(p.bench([], tmp_path, 0).columns) == list(RESULT_COLUMNS)
-    assert len(p.search([], tmp_path, 0)) == 0
+    for call in (lambda: p.bench([], tmp_path, 0), lambda: p.search([], tmp_path, 0)):
+        with pytest.raises(PlatformError, match="sim: (bench|search) of no GEMM"):
+            call()
 
 
 # --------------------------------------------------------------------------------------------

@@ -205,5 +205,7 @@ def test_baseline_parts_deal_round_robin_and_merge_back_in_order():
     assert merged["gemm"].tolist() == gemms and merged["us"].dtype == float
     with pytest.raises(ValueError, match="part 2 of 3 has 1 rows, expected 2"):
         merge_parts([parts[0], parts[1], parts[2].iloc[:1]], 7)
+    # more devices than GEMMs: the deal makes no part without a GEMM, and a merge of one is refused
     empty = [pd.DataFrame({"gemm": [0]}), pd.DataFrame(columns=["gemm"])]
-    assert merge_parts(empty, 1)["gemm"].tolist() == [0]  # more devices than GEMMs
+    with pytest.raises(ValueError, match="2 baseline parts for 1 GEMM"):
+        merge_parts(empty, 1)

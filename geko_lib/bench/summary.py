@@ -84,7 +84,15 @@ def summarize(workload: pd.DataFrame, baseline: pd.DataFrame | None,
     return summary, summary[list(GEMM_FIELDS)].copy()
 
 
-# --- the baseline's fan-out: one part per device -------------------------------------------
+# --- the baseline's fan-out: one part per device, never a part without a GEMM ----------------
+
+def part_names(n_gemms: int, n_devices: int) -> list[str]:
+    """The baseline's parts: one per device, but no more than there are GEMMs (a part without
+    a GEMM would be a GPU job benchmarking nothing, which hipblaslt-bench answers with no
+    result), so ``part_<i>_of_<n>`` with n = min(GEMMs, devices); none for no GEMM."""
+    count = min(max(int(n_gemms), 0), max(int(n_devices), 1))
+    return [f"part_{i}_of_{count}" for i in range(count)]
+
 
 def part_of(name: str) -> tuple[int, int]:
     """``part_<i>_of_<n>`` -> (i, n): part i holds every n-th GEMM starting at GEMM i."""
@@ -95,9 +103,28 @@ def part_of(name: str) -> tuple[int, int]:
     return index, count
 
 
+def part_positions(name: str, n_gemms: int) -> list[int]:
+    """The workload positions of part ``name``'s GEMMs; a part of another deal that would hold
+    none (``part_5_of_8`` of a 2-GEMM workload) is refused, never benchmarked empty."""
+    index, count = part_of(name)
+    positions = list(range(index, n_gemms, count))
+    if not positions:
+        raise SummaryError(f"baseline part {name} holds no GEMM: the workload has {n_gemms} "
+                           f"(parts are {', '.join(part_names(n_gemms, count)) or 'none'})")
+    return positions
+
+
+def part_problems(problems: list, name: str) -> list:
+    """The GEMMs of part ``name`` of ``problems`` (the workload's, in order)."""
+    return [problems[i] for i in part_positions(name, len(problems))]
+
+
 def merge_parts(parts: list[pd.DataFrame], n_gemms: int) -> pd.DataFrame:
     """The rows of the parts (part i: GEMMs i, i+n, i+2n, ...) back in workload order."""
     count = len(parts)
+    if count > n_gemms:
+        raise SummaryError(f"{count} baseline parts for {n_gemms} GEMM(s): a part would hold no "
+                           f"GEMM (parts are {', '.join(part_names(n_gemms, count))})")
     for index, part in enumerate(parts):
         expected = len(range(index, n_gemms, count))
         if len(part) != expected:

@@ -144,6 +144,17 @@ class Layout:
         return self.root / fill(pattern, **wildcards)
 
     # checkpoint products: what the fan-out rules fan out over
+    def baseline_parts(self, n_devices: int) -> list[str]:
+        """The baseline's parts for the GEMMs the ingest checkpoint wrote (one per device, no
+        more than there are GEMMs: bench.summary.part_names); none before it ran."""
+        from .. import workload
+        from ..bench.summary import part_names
+
+        path = self.root / WORKLOAD
+        if not path.is_file():
+            return []
+        return part_names(len(workload.problems(workload.read(path))), n_devices)
+
     def search_chunks(self) -> list[str]:
         chunk_dir = self.root / SEARCH_CHUNKS
         return sorted(p.stem for p in chunk_dir.glob(CHUNK_GLOB)) if chunk_dir.is_dir() else []

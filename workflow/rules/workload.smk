@@ -1,7 +1,8 @@
-# workload source -> workload.yaml -> baseline timings -> summary.csv, gemms.csv
+# workload source -> workload.yaml (checkpoint) -> baseline timings -> summary.csv, gemms.csv
 
 
-rule ingest:
+# a checkpoint: how many baseline parts there are depends on how many GEMMs it wrote
+checkpoint ingest:
     input:
         [] if WORKLOAD_KIND == "inline" else [WORKLOAD_VALUE],
     output:
@@ -15,9 +16,13 @@ rule ingest:
         "../scripts/ingest.py"
 
 
-# The baseline fans out like the search: one part per device, GEMMs dealt round-robin (a
-# static split: the device count is known when the DAG is built), merged in workload order.
-BASELINE_PARTS = [f"part_{i}_of_{len(config['devices'])}" for i in range(len(config["devices"]))]
+# The baseline fans out like the search: one part per device, but never more parts than GEMMs
+# (a part without work would be a GPU job benchmarking nothing), GEMMs dealt round-robin,
+# merged in workload order.
+def baseline_parts(wildcards):
+    checkpoints.ingest.get()
+    parts = layout.Layout(".").baseline_parts(len(config["devices"]))  # jobs run in the workdir
+    return expand(layout.BASELINE_PART, part=parts)
 
 
 rule baseline_part:
@@ -44,7 +49,7 @@ BENCH_STEM = layout.benchmark_stem(WORKLOAD_KIND, WORKLOAD_VALUE)
 rule baseline:
     input:
         workload="workload.yaml",
-        parts=expand("baseline/parts/{part}.csv", part=BASELINE_PARTS),
+        parts=baseline_parts,
     output:
         table="baseline/workload.csv",
         # the original's updated benchmark log and its results (geko_lib.bench.benchmark_log)

@@ -1,5 +1,6 @@
 """workload.yaml -> baseline/parts/part_<i>_of_<n>.csv: what the application gets today, for
-every n-th GEMM starting at i (one part per device, so the baseline fans out too)."""
+every n-th GEMM starting at i (one part per device, as many as there are GEMMs at most, so the
+baseline fans out too and no part is without work)."""
 from pathlib import Path
 
 from geko_lib import files, jobs, original_columns, workload
@@ -7,8 +8,8 @@ from geko_lib.bench import rows as bench_rows, summary
 
 
 def main(smk):
-    index, count = summary.part_of(smk.wildcards.part)
-    problems = workload.problems(workload.read(smk.input[0]))[index::count]
+    problems = summary.part_problems(workload.problems(workload.read(smk.input[0])),
+                                     smk.wildcards.part)
     with jobs.on_device(smk.config) as (platform, device):
         results = platform.bench(problems, Path(smk.output[0]).parent, device,
                                  duration=bench_rows.baseline_duration(smk.config))
