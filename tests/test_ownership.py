@@ -308,3 +308,34 @@ def test_a_second_geko_command_in_the_workdir_is_refused_in_one_line(tmp_path):
     assert message.startswith(f"{tmp_path}: a campaign is running there (geko pid ")
     assert "\n" not in message
     assert not lock.command_running(tmp_path)
+
+
+# --- through the real entry points (slow: they run snakemake) ----------------------------------
+
+@pytest.mark.slow
+def test_a_small_search_prints_the_originals_lines_and_snakemake_keeps_its_workdir(tmp_path):
+    import subprocess
+    import sys
+
+    from .conftest import SNAKEFILE
+    from .test_cli import GEKO
+
+    proc = subprocess.run([*GEKO, "--search", "--inline", *INLINE.split(), "--platform", "sim",
+                           "-w", "run", "--cores", "2"], cwd=tmp_path, capture_output=True,
+                          text=True)
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(lines) < 40, "\n".join(lines)
+    assert "geko: Search phase..." in lines and "localrule" not in proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-2] == "geko: Search workflow completed successfully!"
+    assert "Job stats:" in (tmp_path / "run" / "logs" / "snakemake.log").read_text()
+    # the tune review on the same workdir through snakemake: refused, the search result kept
+    review = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "final_libs",
+         "--configfile", str(tmp_path / "run" / "geko_config.yaml"), "--cores", "1",
+         "--until", "configure", "--config", "mode=tune"],
+        cwd=tmp_path, capture_output=True, text=True)
+    assert review.returncode != 0
+    assert f"{tmp_path / 'run'}: this workdir holds a finished result" in review.stderr
+    assert "--discard-results" in review.stderr
+    assert (tmp_path / "run" / "final_libs").is_dir() and (tmp_path / "run" / "results").is_dir()
