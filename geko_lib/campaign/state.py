@@ -113,12 +113,21 @@ COMPARED = ("input_path", "input_sha256", "workload_sha256", "platform", "arch",
 
 
 def differences(recorded: dict, current: dict) -> list[str]:
-    out = [f"{key} {recorded.get(key)!r} (this run: {current.get(key)!r})"
+    out = [f"{key} {recorded.get(key)!r} (this run: {_value(key, current)})"
            for key in COMPARED if recorded.get(key) != current.get(key)]
     old, new = recorded.get("options") or {}, current.get("options") or {}
     out += [f"option {key} {old.get(key)!r} (this run: {new.get(key)!r})"
             for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
     return out
+
+
+def _value(key: str, current: dict) -> str:
+    """This run's value in a difference: a digest of a workload file that is not there is that
+    file missing, not "None"."""
+    value = current.get(key)
+    if value is None and key.endswith("sha256") and current.get("input_path"):
+        return f"{current['input_path']} does not exist"
+    return repr(value)
 
 
 def read(workdir) -> dict | None:

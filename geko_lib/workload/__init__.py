@@ -51,9 +51,9 @@ from .mask32 import read_bench_commands  # noqa: F401
 from .parsing import cleanup_mangled_pairs  # noqa: F401
 from .reader import read  # noqa: F401
 from .size_list import read_list, rows_of  # noqa: F401
-from .writer import problems, write  # noqa: F401
+from .writer import problems, rows_text, write  # noqa: F401
 
 __all__ = [
     "WorkloadError", "read", "read_bench_commands", "read_list", "read_inline", "write", "problems",
-    "cleanup_mangled_pairs", "rows_of",
+    "cleanup_mangled_pairs", "rows_of", "rows_text",
 ]

@@ -51,11 +51,25 @@ def _refuse_duplicate_columns(path, layout) -> None:
         seen.add(name)
 
 
+def _number(value):
+    """A cell of an untyped column: an int or float where its text is one, else as written."""
+    if not isinstance(value, str):
+        return value
+    for convert in (int, float):
+        try:
+            return convert(value)
+        except ValueError:
+            continue
+    return value
+
+
 def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
     layout = _csv_record_lines(path)
     _refuse_duplicate_columns(path, layout)
     try:
-        frame = pd.read_csv(path)
+        # only an empty cell is missing: "NA", "null", "nan" ... are what the file says, and a
+        # refusal quotes them as written
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found") from None
     except UnicodeDecodeError:
@@ -69,10 +83,13 @@ def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
     # pandas skips blank lines, so row i is the i-th non-blank record after the header
     lines = layout[2] if layout is not None and len(layout[2]) == len(frame) else None
     rows = _Rows(path, (lambda i: lines[i]) if lines else (lambda i: i + 2))
+    rows.missing_word = "an empty cell"
     cols = {}
     for name in frame.columns:
         series = frame[name]
         values = series.astype(object).where(series.notna(), None).tolist()
+        if series.dtype.kind not in "iufb":  # a text column: numbers in it stay numbers
+            values = [_number(v) for v in values]
         cols[str(name).strip()] = values
     keys = tuple(cols)
     for values in zip(*cols.values()):

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import gemm
-from ..platforms import type_support
+from ..platforms import limits, type_support
 
 from .errors import WorkloadError, _Bad
 from ..log_setup import LOGGER
@@ -52,6 +52,7 @@ class _Rows:
         self.keys: list[tuple] = []
         self.values: list[list] = []
         self.repeats: list[int] | None = None
+        self.missing_word = "null"  # what a missing value is in this source's words
 
     def add(self, keys: tuple, values: list, repeat: int = 1):
         self.keys.append(keys)
@@ -274,7 +275,8 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
             raise WorkloadError(path, line_of(0), field, "missing required field")
         missing = _nulls(cols[field])
         if missing:
-            errors.append((missing[0], _FIELD_ORDER[field], field, "missing required field (null)"))
+            errors.append((missing[0], _FIELD_ORDER[field], field,
+                           f"missing required field ({rows.missing_word})"))
     if errors:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
@@ -314,6 +316,10 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
     _refuse_unsupported_types(out, path, line_of, platform)
+    impossible = limits.oversized(out, {f: out[f] for f in _DTYPE_FIELDS[:4]}, platform)
+    if impossible:
+        row, field, message = impossible
+        raise WorkloadError(path, line_of(row), field, message)
 
     given = cols.get("scale_type")
     if given is None or None in given:  # default: the compute type without c_ and x (c_xf32_r -> f32_r)

@@ -1,8 +1,6 @@
 """baseline/parts/*.csv -> baseline/workload.csv: the parts' rows back in workload order; and the
 original's updated benchmark log <log>.yaml with its results <log>.out in the workdir."""
-import yaml
-
-from geko_lib.bench import text as bench_text, benchmark_log, summary
+from geko_lib.bench import log as bench_log, text as bench_text, benchmark_log, summary
 from geko_lib import files, jobs, platforms, workload
 
 
@@ -12,10 +10,9 @@ def main(smk):
     parts = [jobs.read_table(path) for path in smk.input.parts]
     merged = summary.merge_parts(parts, n_problems)
     files.write_csv(smk.output.table, merged)
-    rows = benchmark_log.updated_rows(yaml.safe_load(open(smk.input.workload)) or [], merged,
-                                      smk.params.duration, smk.params.rotating_mb)
-    files.write_text(smk.output.bench_log, yaml.safe_dump(
-        rows, sort_keys=False, default_flow_style=None, width=5000))
+    rows = benchmark_log.updated_rows(bench_log.records(table), merged, smk.params.duration,
+                                      smk.params.rotating_mb)
+    files.write_text(smk.output.bench_log, workload.rows_text(rows))
     caps = platforms.capabilities(smk.config)
     files.write_text(smk.output.bench_out, bench_text.format_results(
         merged, bench_text.preamble(smk.config["platform"], caps.measured)))
