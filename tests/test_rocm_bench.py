@@ -29,7 +29,7 @@ def fixture(name: str):
 @needs_fixtures
 def test_every_fixture_parses():
     names = sorted(p.name for p in BENCH_FIXTURES.glob("*.txt"))
-    assert len(names) == 9
+    assert len(names) == 10
     for name in names:
         frame = fixture(name)
         assert len(frame) >= 1, name

@@ -17,6 +17,12 @@ older builds), one value line, and with ``print_kernel_info`` the ``--Solution i
 ``--Solution name:`` and ``--kernel name:`` lines. When several solutions ran, a ``Winner:``
 line precedes a repeat of the fastest one's block. :func:`parse_bench_output` reads all of it
 into the canonical results table and refuses anything it cannot read, naming the line.
+
+Columns are read by name, never by position: builds print other performance column sets (the
+classic 100200 one; the 2025 ``HIPBLASLT_BENCH_EFF=1`` set with ``num_cu's`` and ``efficiency``
+between ``hipblaslt-Gflops`` and ``hipblaslt-GB/s``; the 2026 ``HIPBLASLT_BENCH_PERF=1`` set with
+swizzle, granularity, memory-byte, frequency and ``efficiency`` columns before
+``hipblaslt-Gflops``), and releases add columns; unknown ones are kept under their printed name.
 """
 
 from __future__ import annotations
@@ -166,6 +172,7 @@ class _Reader:
     def __init__(self, source):
         self.source = source
         self.header: list[str] | None = None
+        self.printed: list[str] = []
         self.header_line = 0
         self.awaiting_row = False  # a header was read and its value line has not come yet
         self.winner_next = False
@@ -221,9 +228,15 @@ class _Reader:
         if missing:
             self.fail(number, f"result header lacks column(s) {', '.join(missing)}")
         self.header, self.header_line, self.awaiting_row = names, number, True
+        self.printed = printed  # the names as the output spells them, for messages
 
     def value_line(self, number: int, s: str) -> None:
         values = _split_values(s)
+        if len(values) < len(self.header):  # a row cut short: which columns have no value
+            lacking = self.printed[len(values):]
+            self.fail(number, f"{len(values)} values, but the header (line {self.header_line}) "
+                              f"has {len(self.header)} columns: no value for column(s) "
+                              f"{', '.join(lacking)}")
         if len(values) != len(self.header):
             self.fail(number, f"{len(values)} values, but the header (line {self.header_line}) "
                               f"has {len(self.header)} columns")
@@ -267,10 +280,11 @@ def _number(value: str):
 def _typed_row(raw: dict, fail) -> dict:
     """Identity fields checked and typed, names checked, numbers as floats; fail(msg) raises."""
     row: dict = {}
-    try:
-        row["transA"], row["transB"] = (normalize_transpose(raw[k]) for k in ("transA", "transB"))
-    except GemmError as exc:
-        fail(str(exc))
+    for key in ("transA", "transB"):
+        try:
+            row[key] = normalize_transpose(raw[key])
+        except GemmError as exc:
+            fail(f"{key}: {exc}")
     for key in _SIZES:
         value = _number(raw[key])
         if value is None or not value.is_integer() or value < 1:
