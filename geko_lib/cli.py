@@ -39,14 +39,13 @@ import yaml
 
 from .campaign import lock as campaign_lock, progress as campaign_progress, \
     snakemake_output, start as campaign_start
-from . import files, log_setup, terminal, utils, workload
+from . import files, log_setup, resources, terminal, utils, workload
 from .platforms import detect
 from .config_schema import default, get_key, merged, schema, schema_defaults, schema_entry, set_key
 from .errors import GekoError
 from .gemm import GemmError
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO_ROOT / "workflow" / "Snakefile"
+SNAKEFILE = resources.snakefile()  # the checkout's, or the installed package's
 CONFIG_NAME = "geko_config.yaml"
 HIPBLASLT_ENV = "GEKO_HIPBLASLT_PATH"
 MODES = ("search", "tune", "bench")
@@ -550,8 +549,9 @@ def main(argv=None) -> int:
     values = vars(args)
     try:
         if not SNAKEFILE.is_file():
-            raise UsageError(f"workflow not found at {SNAKEFILE}: install geko from its source "
-                             "checkout (pip install -e .)")
+            raise UsageError(f"workflow not found at {SNAKEFILE}: this geko was installed "
+                             "without its workflow files; reinstall it from a checkout "
+                             "(pip install . or pip install -e .)")
         notes: list[str] = []
         config, target = build_config(args, notes=notes)
     except (GekoError, workload.WorkloadError, GemmError) as exc:

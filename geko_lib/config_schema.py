@@ -12,7 +12,9 @@ from pathlib import Path
 
 import yaml
 
-SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+from . import resources
+
+SCHEMA = resources.path("workflow", "schemas", "config.schema.yaml")
 
 
 @functools.cache

@@ -3,7 +3,7 @@ import os
 
 from snakemake.utils import validate
 
-from geko_lib import failures
+from geko_lib import failures, resources
 from geko_lib.bench import rows as bench_rows
 from geko_lib.campaign import layout
 
@@ -32,7 +32,9 @@ if len(WORKLOAD_SOURCES) != 1:
     )
 (WORKLOAD_KIND, WORKLOAD_VALUE), = WORKLOAD_SOURCES.items()
 if WORKLOAD_KIND != "inline":
-    WORKLOAD_VALUE = launch_path(WORKLOAD_VALUE)
+    # from the launch directory, else a bundled workload (config/workloads/ of the checkout or
+    # of the installed package: the default is one)
+    WORKLOAD_VALUE = str(resources.find(WORKLOAD_VALUE, LAUNCH_DIR) or launch_path(WORKLOAD_VALUE))
     if not Path(WORKLOAD_VALUE).is_file():
         raise ValueError(f"config: workload_{WORKLOAD_KIND} {WORKLOAD_VALUE} does not exist")
     config[f"workload_{WORKLOAD_KIND}"] = WORKLOAD_VALUE  # resolved: jobs run in the workdir

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 import yaml
 
-from ... import files
+from ... import files, resources
 from ... import library as liblogic
 from ...errors import GekoError
 from ...gemm import GemmProblem, GemmType
@@ -337,17 +337,15 @@ def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonCon
             if t == gemm_type and sol.get("Backend") == "triton"]
 
 
-REPO_ROOT = Path(__file__).resolve().parents[3]  # where profiles/h200/decode_seeds ships
-
-
 def _seed_library_dir(path: Path) -> Path:
-    """``path`` as given, or a relative one under the geko checkout (jobs run in the campaign's
-    workdir, so ``profiles/h200/decode_seeds`` would otherwise not be found)."""
-    for candidate in (path,) if path.is_absolute() else (path, REPO_ROOT / path):
-        if candidate.is_dir():
-            return candidate
+    """``path`` as given, or a relative one among geko's own files (the checkout's, or an
+    installed package's: jobs run in the campaign's workdir, so ``profiles/h200/decode_seeds``
+    would otherwise not be found)."""
+    found = resources.find(path, Path.cwd())
+    if found is not None and found.is_dir():
+        return found
     raise TuningFileError(f"seed_library {path}: not a directory of library logic (looked in "
-                          f"the working directory and in {REPO_ROOT})")
+                          f"the working directory and in {resources.root()})")
 
 
 def _shape_distance(a, b) -> float:

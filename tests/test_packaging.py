@@ -1,0 +1,128 @@
+"""`pip install .` and a wheel (issue 22, item 3): the workflow, config schema, default config
+with the bundled workloads, and the profiles travel in the wheel as package data, so an
+installed geko runs from any directory; the checkout (and its editable install) keeps them at
+its root, and geko_lib.resources finds either."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from geko_lib import config_schema, resources
+from tests.conftest import ROOT
+
+# what a wheel is built from: the packaging files and the directories setup.py names
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "geko_lib", "geko", "workflow", "config",
+           "profiles")
+
+
+def test_the_checkout_keeps_its_files_at_its_root():
+    assert resources.root() == ROOT
+    assert resources.snakefile() == ROOT / "workflow" / "Snakefile"
+    assert config_schema.SCHEMA == ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def test_a_relative_path_is_the_callers_first_then_a_bundled_one(tmp_path):
+    bundled = "config/workloads/mixed_types.yaml"
+    assert resources.find(bundled, tmp_path) == ROOT / bundled
+    (tmp_path / "config" / "workloads").mkdir(parents=True)
+    (tmp_path / bundled).write_text("[]\n")
+    assert resources.find(bundled, tmp_path) == tmp_path / bundled
+    assert resources.find("config/workloads/no_such.yaml", tmp_path) is None
+
+
+def _can_build_here() -> bool:
+    from importlib import metadata, util
+
+    try:
+        major = int(metadata.version("setuptools").split(".")[0])
+    except metadata.PackageNotFoundError:
+        return False
+    return major >= 68 and (major >= 71 or util.find_spec("wheel") is not None)
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """A wheel of a copy of the checkout (the build writes build/ and *.egg-info beside its
+    sources, so the checkout itself is left alone)."""
+    src = tmp_path / "src"
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".snakemake"))
+        else:
+            src.mkdir(exist_ok=True)
+            shutil.copy2(path, src / name)
+    # this environment's setuptools where it can build (pyproject's >= 68, and wheel for it),
+    # else pip's isolated build environment (setuptools from the package index)
+    isolation = ["--no-build-isolation"] if _can_build_here() else []
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps",
+                           *isolation, "-w", str(tmp_path / "dist"), "-q"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("geko-*.whl")
+    return wheel
+
+
+def _fresh_venv(tmp_path: Path) -> Path:
+    """A new venv that sees this environment's dependencies (a .pth line naming its
+    site-packages: only a path entry, so this environment's editable geko is not installed
+    there) but not geko itself."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c",
+                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(purelib, "geko_test_deps.pth").write_text("".join(f"{p}\n" for p in sorted(ours)))
+    return venv
+
+
+@pytest.mark.slow
+def test_a_wheel_in_a_fresh_venv_runs_geko_outside_the_checkout(tmp_path):
+    wheel = _build_wheel(tmp_path)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for packaged in ("geko_lib/workflow/Snakefile", "geko_lib/workflow/rules/workload.smk",
+                     "geko_lib/workflow/scripts/baseline.py",
+                     "geko_lib/workflow/schemas/config.schema.yaml",
+                     "geko_lib/config/config.yaml", "geko_lib/config/workloads/mixed_types.yaml",
+                     "geko_lib/profiles/local/config.yaml", "geko/__init__.py"):
+        assert packaged in names, packaged
+    assert not any("__pycache__" in n for n in names)
+
+    venv = _fresh_venv(tmp_path)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps",
+                          "-q", str(wheel)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    geko = str(venv / "bin" / "geko")
+
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import geko_lib, geko_lib.resources as r; "
+                            "print(geko_lib.__file__); print(r.snakefile())"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True)
+    module, snakefile = where.stdout.split()
+    assert Path(module).is_relative_to(venv) and Path(snakefile).is_relative_to(venv)
+
+    shown = subprocess.run([geko, "--help"], cwd=elsewhere, env=env, capture_output=True,
+                           text=True)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert "--bench" in shown.stdout and "--workload-log" in shown.stdout
+
+    run = subprocess.run([geko, "--bench", "--inline", "256", "256", "1", "256", "B", "B", "S",
+                          "N", "T", "--platform", "sim", "--workdir", "run", "--cores", "1"],
+                         cwd=elsewhere, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    baseline = pd.read_csv(elsewhere / "run" / "baseline" / "workload.csv")
+    assert len(baseline) == 1 and (baseline["us"] > 0).all()
+    assert "model predictions" in run.stdout + run.stderr
