@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from .campaign import state as campaign_state, integrity
-from . import devices, log_setup, platforms, progress
+from . import devices, log_setup, phases, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
@@ -102,13 +102,6 @@ def check_inputs(smk) -> dict:
     return campaign
 
 
-# rules whose files written beside their output are read by later jobs (the configure
-# checkpoint's tuning YAMLs and scripts beside its manifest): those are stamped as companions.
-# Other jobs' side files (a platform's tool rows and logs) are read by nobody, and parallel
-# jobs write them into one directory, where one job would stamp another's half-written file.
-COMPANION_RULES = ("configure",)
-
-
 def _beside_outputs(smk) -> dict[Path, int]:
     """The files beside the job's file outputs, with their mtimes, before the job runs."""
     found = {}
@@ -134,7 +127,11 @@ def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
         integrity.stamp(name, expected, inputs, rule=rule, outputs=outputs)
     file_outputs = [name for name in outputs if Path(name).is_file()]
     _drop_orphaned_stamps(file_outputs)
-    if rule not in COMPANION_RULES:
+    # only a rule whose side files later jobs read (the configure checkpoint's tuning YAMLs and
+    # scripts beside its manifest: phases.RULES) stamps them; other jobs' side files (a
+    # platform's tool rows and logs) are read by nobody, and parallel jobs write them into one
+    # directory, where one job would stamp another's half-written file
+    if not phases.has_companions(rule):
         return
     for path in _written_beside(file_outputs, before):
         expected = integrity.expected_provenance(campaign, smk.config["mode"], path)

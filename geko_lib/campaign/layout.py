@@ -98,13 +98,11 @@ def log_pattern(rule: str, wildcard: str) -> str:
     return job_log(rule, "{" + wildcard + "}")
 
 
-# where a rule's log lives, where it differs from the rule name (the files keep their names)
-LOG_NAMES = {"search_chunk": "search", "ship_final_libs": "final_libs", "prune_libs": "prune",
-             "ship_full_libs": "full_libs", "baseline_part": "baseline", "libs": "libs"}
-
-
 def rule_log(rule: str, name: str | None = None) -> str:
-    return job_log(LOG_NAMES.get(rule, rule), name)
+    """A rule's job log, where the rule table (``phases.RULES``) says it lives."""
+    from ..phases import log_name
+
+    return job_log(log_name(rule), name)
 
 
 def fill(pattern: str, **wildcards) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from .. import devices as devmod
+from .. import devices as devmod, phases
 from . import layout as L
 from .uplift import job_details, uplift
 from ..errors import GekoError
@@ -286,10 +286,8 @@ def device_status(workdir: Path, config: dict) -> dict:
 
 # --- the report --------------------------------------------------------------------------------
 
-RULE_ORDER = ("ingest", "baseline", "summarize", "search_configure", "search_chunk", "winners",
-              "configure", "optimize", "libs", "create_library", "bench_input", "bench_reference",
-              "bench_tuned", "verify_tuned", "analyze", "ship_final_libs", "ship_full_libs",
-              "exports", "plots", "prune_libs", "combine_libs")
+# the rules in DAG order, as the rule table declares them (a fan-out's parts under its rule)
+RULE_ORDER = tuple(rule.name for rule in phases.RULES if rule.name != "baseline_part")
 
 
 def _campaign(workdir: Path, config: dict, source: str) -> dict | None:

@@ -1,18 +1,5 @@
 """final_libs -> the hipBLASLt checkout's asm_full/<arch>/Equality logic (rocm only); the
 rebuild command the user runs next -> integrate/rebuild_command.txt."""
-import logging
-from pathlib import Path
+from geko_lib import phases
 
-from geko_lib import files, jobs
-from geko_lib.platforms.rocm import library_build
-
-
-def main(smk):
-    out = Path(smk.output[0])
-    command = library_build.integrate_campaign(smk.config, Path(smk.input[0]),
-                                               log_path=out.with_name("tensile-merge-library.log"))
-    files.write_text(out, command + "\n")
-    logging.getLogger("geko").info("final_libs merged; rebuild hipBLASLt with:\n  %s", command)
-
-
-jobs.run(main, snakemake)  # noqa: F821
+phases.run(snakemake, "integrate")  # noqa: F821

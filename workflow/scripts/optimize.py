@@ -2,59 +2,9 @@
 slot, supervised: a job whose log stops growing for stall_timeout seconds is killed. A job that
 fails its last attempt (1 + tune_retries, or 1 with retry off) is skipped: an empty
 3_LibraryLogic, its name in optimizations/failed_jobs.log (geko_lib.failures)."""
-import logging
-from pathlib import Path
-
-from geko_lib import failures, jobs
-from geko_lib.campaign import layout
-from geko_lib.tuning import optimize
-
-log = logging.getLogger("geko")
-
-
-def attempts(config) -> int:
-    return 1 + (config["tune_retries"] if config["retry"] else 0)
-
-
-def skip(build: Path, name: str, why: str) -> None:
-    """The job ends without a library: an empty 3_LibraryLogic, so the campaign goes on."""
-    (build / optimize.LOGIC_DIR).mkdir(parents=True, exist_ok=True)
-    log.warning("%s skipped: %s (listed in %s)", name, why, layout.TUNING_FAILED)
-
-
-def main(smk):
-    config, name = smk.config, smk.wildcards.cfg
-    build = Path(smk.output[0]).parent
-    streak = optimize.FailureStreak(build.parent, config["max_consecutive_failures"])
-    if failures.retired(layout.TUNING_DIR, name, config["retire_after"]):
-        build.mkdir(parents=True, exist_ok=True)  # its name stays in failed_jobs.log
-        return skip(build, name, f"retired after {config['retire_after']} failed runs")
-    streak.check()
-    state = optimize.build_state(build)
-    if state in ("failed", "resumable"):
-        log.info("%s: %s build dir, retrying%s", name, state,
-                 " from its checkpoint" if state == "resumable" else "")
-        optimize.clean_for_retry(build)
-    build.mkdir(parents=True, exist_ok=True)
-
-    def work():
-        with jobs.on_device(config, n_slots=config["n_slots"]) as (platform, device):
-            platform.optimize(Path(smk.input[0]), build, device)
-
-    try:
-        jobs.supervise(work, smk.log[0], config["stall_timeout"])
-    except jobs.USER_ERRORS as exc:
-        optimize.bump_failcount(build)
-        streak.failed(name)
-        if smk.resources.attempt < attempts(config):
-            raise  # Snakemake runs the next attempt
-        failures.record_run(layout.TUNING_DIR, name, failed=True)
-        return skip(build, name, f"failed {attempts(config)} attempt(s): {exc}")
-    streak.succeeded(name)
-    failures.record_run(layout.TUNING_DIR, name, failed=False)  # the count it ran at
-
+from geko_lib import phases
 
 # Triton's compile workers are spawned processes, which re-run this file as "__mp_main__":
 # only the job itself may run it.
 if __name__ != "__mp_main__":
-    jobs.run(main, snakemake)  # noqa: F821
+    phases.run(snakemake, "optimize")  # noqa: F821

@@ -1,0 +1,25 @@
+"""reference, tuned and verify results -> results/raw_results.csv, final_results.csv, metrics.json."""
+from pathlib import Path
+
+import pandas as pd
+
+from ..optim import analysis
+from .. import jobs, optim, original_columns, platforms
+
+
+def concat(paths):
+    """The tables of ``paths`` in one, without the original's column copies (a join would take
+    them for columns both sides share; they are added back, suffixed, to what is written)."""
+    if not paths:
+        return None
+    return pd.concat([original_columns.without(jobs.read_table(p)) for p in paths],
+                     ignore_index=True)
+
+
+def run(job):
+    raw = analysis.compare(concat(job.input.reference), concat(job.input.tuned),
+                           concat(job.input.verify), job.params.up_thr, job.params.err_thr,
+                           weights=jobs.read_table(job.input.summary))
+    # the same writer as geko_lib.optim.analyze: raw_results, final_results, metrics, log lines
+    optim.write_results(raw, Path(job.output.raw).parent, job.params.up_thr, job.params.err_thr,
+                        platforms.get(job.config), job.config)

@@ -1,0 +1,20 @@
+"""results/final_results.csv + libs/ -> final_libs/: only the kept kernels, ready to load."""
+import logging
+from pathlib import Path
+
+from .. import files, jobs, library, platforms
+from ..campaign import combine, integrity, provenance
+
+
+def run(job):
+    kept = jobs.read_table(job.input.final)
+    platform = platforms.get(job.config)
+    provenance.check(job.input.libs, job.config, platform)
+    with files.staged_dir(job.output[0]) as staging:
+        library.ship_kept(job.input.libs, kept, staging, header=platform.note)
+        # it parses and serves exactly the kept rows, each a GEMM of the workload
+        integrity.verify_shipped(staging, kept, combine.workload_gemms(job.input.workload))
+        provenance.write(staging, job.config, platform)
+    # the original's last line, which scripts around it look for
+    logging.getLogger("geko").info("Final optimized library available in: '%s'",
+                                   Path(job.output[0]).resolve())

@@ -1,0 +1,18 @@
+"""workload source (log, list or inline) -> workload.yaml (canonical rows)."""
+import logging
+
+from .. import jobs, workload
+
+READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline}
+# what a reader needs beyond the platform: a --list grid is drawn for the campaign's arch
+EXTRA = {"list": lambda config: {"arch": config.get("arch")}}
+
+
+def run(job):
+    # types the configured platform's library cannot run are refused here, naming file:line:field
+    extra = EXTRA.get(job.params.kind, lambda config: {})(job.config)
+    table = READERS[job.params.kind](job.params.value, platform=job.config.get("platform"),
+                                     **extra)
+    workload.write(table, job.output[0])
+    logging.getLogger("geko").info("%d workload rows, %d calls", len(table),
+                                   int(table["call_count"].sum()))

@@ -1,0 +1,11 @@
+"""workload.yaml (+ baseline timings) -> summary.csv, gemms.csv."""
+from .. import files, jobs, workload
+from ..bench import summary
+
+
+def run(job):
+    baseline = jobs.read_table(job.input.baseline[0]) if job.input.baseline else None
+    table, gemms = summary.summarize(workload.read(job.input.workload), baseline,
+                                     job.params.keep_thr, refuse_empty=True)
+    files.write_csv(job.output.summary, table)
+    files.write_csv(job.output.gemms, gemms)

@@ -1,0 +1,30 @@
+"""search/data/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
+search failed (search/data/*.failed.yaml) -> search/failed_jobs.log, skipped."""
+import logging
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .. import failures, files, jobs, original_columns, search
+from ..campaign import layout
+from ..errors import GekoError
+
+
+def run(job):
+    frames = [jobs.read_table(p) for p in job.input.data]
+    candidates = pd.concat([f for f in frames if len(f)] or frames, ignore_index=True)
+    failed = [entry for path in job.input.failed
+              for entry in yaml.safe_load(Path(path).read_text()) or []]
+    failed_log = Path(layout.SEARCH_FAILED)
+    if failed:
+        files.write_text(failed_log, failures.failed_log_text(failed))
+        logging.getLogger("geko").warning("%d GEMM(s) failed the dense search and are skipped: "
+                                          "see %s", len(failed), failed_log)
+    elif failed_log.exists():
+        failed_log.unlink()
+    winners = search.winners(candidates)
+    if winners.empty:  # an empty library would only fail later, far from the cause
+        raise GekoError(f"{job.output[0]}: no GEMM has a winning kernel: the dense search failed "
+                        f"for all {len(failed)} GEMM(s) (see {failed_log}); nothing to ship")
+    files.write_csv(job.output[0], original_columns.add(winners))
