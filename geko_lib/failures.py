@@ -136,6 +136,37 @@ def failed_log_text(entries: Sequence[dict]) -> str:
                    for e in entries)
 
 
+FAILED_JOBS = "failed_jobs.log"  # one failed GEMM a line, then why (the original's)
+FAILED_GEMMS = "failed_gemms.yaml"  # their hipblaslt-bench rows, to rerun by hand
+
+
+def with_rows(failed: Sequence[dict], rows: Sequence[dict], name_of: Callable) -> list[dict]:
+    """The failed entries of run_with_retry with each GEMM's bench rows (``rows``)."""
+    by_name: dict[str, list[dict]] = {}
+    for row in rows:
+        by_name.setdefault(name_of(row), []).append(row)
+    return [dict(entry, rows=by_name.get(entry["gemm"], [])) for entry in failed]
+
+
+def write_failure_files(directory: Path, failed: Sequence[dict]) -> None:
+    """``failed_jobs.log`` and ``failed_gemms.yaml`` of a phase's GEMMs that failed (entries of
+    :func:`with_rows`), in ``directory``: the same two files whichever door ran the phase (the
+    workflow's winners, the API's search.run); a run without failures leaves neither behind."""
+    from . import files
+    from .library.logic import dump_rows
+
+    directory = Path(directory)
+    for name in (FAILED_JOBS, FAILED_GEMMS):
+        (directory / name).unlink(missing_ok=True)
+    if not failed:
+        return
+    files.write_text(directory / FAILED_JOBS, failed_log_text(failed))
+    dump_rows([row for entry in failed for row in entry.get("rows", ())],
+              directory / FAILED_GEMMS)
+    log.warning("%d GEMM(s) failed the dense search and are skipped: see %s", len(failed),
+                directory / FAILED_JOBS)
+
+
 def failed_names(text: str) -> list[str]:
     """The items of a ``failed_jobs.log`` (the first word of each line)."""
     return [line.split()[0] for line in text.splitlines() if line.strip()

@@ -51,5 +51,6 @@ def run(job):
         pd.DataFrame(columns=list(RESULT_COLUMNS))
     write_gemm_files(rows, candidates, platform)
     files.write_csv(job.output.data, original_columns.add(candidates, platform.lib_source))
+    failed = failures.with_rows(failed, rows, lambda row: GemmProblem.from_row(row).name)
     files.write_text(job.output.failed, yaml.safe_dump(failed, sort_keys=False))
     failures.record_run(layout.SEARCH_DIR, job.wildcards.chunk, failed=bool(failed))

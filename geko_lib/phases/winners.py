@@ -1,6 +1,6 @@
 """search/data/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
-search failed (search/data/*.failed.yaml) -> search/failed_jobs.log, skipped."""
-import logging
+search failed (search/data/*.failed.yaml) -> search/failed_jobs.log and
+search/failed_gemms.yaml (failures.write_failure_files, as search.run writes them), skipped."""
 from pathlib import Path
 
 import pandas as pd
@@ -17,12 +17,7 @@ def run(job):
     failed = [entry for path in job.input.failed
               for entry in yaml.safe_load(Path(path).read_text()) or []]
     failed_log = Path(layout.SEARCH_FAILED)
-    if failed:
-        files.write_text(failed_log, failures.failed_log_text(failed))
-        logging.getLogger("geko").warning("%d GEMM(s) failed the dense search and are skipped: "
-                                          "see %s", len(failed), failed_log)
-    elif failed_log.exists():
-        failed_log.unlink()
+    failures.write_failure_files(failed_log.parent, failed)
     winners = search.winners(candidates)
     if winners.empty:  # an empty library would only fail later, far from the cause
         raise GekoError(f"{job.output[0]}: no GEMM has a winning kernel: the dense search failed "

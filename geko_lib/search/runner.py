@@ -19,14 +19,13 @@ from .. import failures, files, jobs
 from ..bench.utils import format_benchmark_output
 from ..errors import GekoError
 from ..gemm import GemmProblem
-from ..library.logic import dump_rows, rows_text
+from ..library.logic import rows_text
 from .chunks import chunk_bounds, chunk_name
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
 
-FAILED_JOBS = "failed_jobs.log"
-FAILED_GEMMS = "failed_gemms.yaml"
+FAILED_JOBS = failures.FAILED_JOBS
 
 
 def _gemm_name(row: dict) -> str:
@@ -80,8 +79,7 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
             found, gone = failures.run_with_retry(search, chunk_rows, _gemm_name, retry)
         finally:
             free.put(device)
-        by_name = {_gemm_name(r): r for r in chunk_rows}
-        failed.extend(dict(by_name[g["gemm"]], error=g["error"]) for g in gone)
+        failed.extend(failures.with_rows(gone, chunk_rows, _gemm_name))
         bar.bar_format = (f"{bar_format} n_completed: {bar.n + len(chunk_rows) - len(failed)},"
                           f" n_failed: {len(failed)}")
         bar.update(len(chunk_rows))
@@ -90,21 +88,8 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
     with ThreadPoolExecutor(max_workers=len(devices)) as pool:
         results = list(pool.map(lambda b: work(rows[b[0]:b[1] + 1], chunk_name(*b)), bounds))
     bar.close()
-    _record_failures(out, failed)
+    failures.write_failure_files(out, failed)
     frames = [f for chunk in results for f in chunk]
     if not frames:
         raise GekoError(f"dense search: every GEMM failed; see {out / FAILED_JOBS}")
     return pd.concat(frames, ignore_index=True)
-
-
-def _record_failures(out: Path, failed: list[dict]) -> None:
-    """failed_jobs.log (one failed GEMM and its error a line) and failed_gemms.yaml (their
-    rows, to rerun by hand); neither is left behind by a run without failures."""
-    for name in (FAILED_JOBS, FAILED_GEMMS):
-        (out / name).unlink(missing_ok=True)
-    if not failed:
-        return
-    files.write_text(out / FAILED_JOBS, failures.failed_log_text(
-        [{"gemm": _gemm_name(r), "error": r["error"]} for r in failed]))
-    dump_rows([{k: v for k, v in r.items() if k != "error"} for r in failed], out / FAILED_GEMMS)
-    log.warning("%d GEMM(s) failed the dense search: %s", len(failed), out / FAILED_JOBS)

@@ -1,0 +1,16 @@
+"""workload.yaml -> baseline/parts/part_<i>_of_<n>.csv: what the application gets today, for
+every n-th GEMM starting at i (one part per device, as many as there are GEMMs at most, so the
+baseline fans out too and no part is without work)."""
+from pathlib import Path
+
+from .. import files, jobs, original_columns, workload
+from ..bench import rows as bench_rows, summary
+
+
+def run(job):
+    problems = summary.part_problems(workload.problems(workload.read(job.input[0])),
+                                     job.wildcards.part)
+    with jobs.on_device(job.config) as (platform, device):
+        results = platform.bench(problems, Path(job.output[0]).parent, device,
+                                 duration=bench_rows.baseline_duration(job.config))
+    files.write_csv(job.output[0], original_columns.add(results, platform.lib_source))

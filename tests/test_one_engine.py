@@ -1,0 +1,115 @@
+"""One engine behind both doors: the Python API's search.run and the workflow's phases
+(search_chunk, winners, run in process through phases.run as Snakemake runs them) give the same
+winners and the same failure files for the same GEMMs; the rule table is the workflow's."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from geko_lib import failures, phases, search
+from geko_lib.campaign import layout, state
+from geko_lib.gemm import GemmProblem
+
+ROOT = Path(__file__).resolve().parents[1]
+GEMMS = pd.DataFrame([
+    {"transA": "T", "transB": "N", "batch_count": 1, "m": m, "n": n, "k": k,
+     "a_type": "bf16_r", "b_type": "bf16_r", "c_type": "bf16_r", "d_type": "bf16_r",
+     "compute_type": "c_f32_r", "scaleA": 0, "scaleB": 0, "us": us}
+    for m, n, k, us in ((4096, 4096, 4096, 310.0), (1024, 8, 4096, 9.0), (8192, 1, 4096, 21.0))])
+CRASH = "M1024_N8"  # the sim platform's dense search of this GEMM fails
+
+
+def _rows():
+    return search.configure(GEMMS, duration=0.01)
+
+
+def _api(tmp_path):
+    out = tmp_path / "api"
+    winners = search.run(configs=_rows(), output_dir=out, devices=[0], platform="sim",
+                         sim={"search_crash_on": [CRASH]}, lock_dir=str(tmp_path / "locks"))
+    return winners, out
+
+
+def _workflow(tmp_path, monkeypatch):
+    """The two phases in a workdir, as the workflow's jobs run them (one chunk)."""
+    workdir = tmp_path / "workdir"
+    (workdir / layout.SEARCH_CHUNKS).mkdir(parents=True)
+    monkeypatch.chdir(workdir)
+    chunk = "gemms_0-2"
+    chunk_file = layout.fill(layout.SEARCH_CHUNK, chunk=chunk)
+    Path(chunk_file).write_text(yaml.safe_dump(_rows(), sort_keys=False))
+    config = state.with_defaults({
+        "platform": "sim", "arch": "gfx950", "devices": [0], "lock_dir": str(tmp_path / "locks"),
+        "sim": {"search_crash_on": [CRASH]}, "search_duration": 0.01})
+    data = layout.fill(layout.SEARCH_DATA, chunk=chunk)
+    failed = layout.fill(layout.SEARCH_CHUNK_FAILED, chunk=chunk)
+    phases.run(phases.Job("search_chunk", phases.Paths(chunk_file),
+                          phases.Paths(data=data, failed=failed), config,
+                          wildcards=phases.Paths(chunk=chunk)), "search_chunk")
+    phases.run(phases.Job("winners", phases.Paths(data=[data], failed=[failed]),
+                          phases.Paths(layout.WINNERS), config), "winners")
+    return pd.read_csv(layout.WINNERS), workdir / layout.SEARCH_DIR
+
+
+def _choice(winners: pd.DataFrame) -> dict:
+    return {GemmProblem.from_row(r).name: (r["solution_index"], r["solution_name"])
+            for r in winners.to_dict("records")}
+
+
+def test_api_and_workflow_pick_the_same_winners_and_write_the_same_failure_files(
+        tmp_path, monkeypatch):
+    api_winners, api_dir = _api(tmp_path)
+    flow_winners, flow_dir = _workflow(tmp_path, monkeypatch)
+    assert _choice(api_winners) == _choice(flow_winners)
+    assert len(_choice(flow_winners)) == 2 and not any(CRASH in n for n in _choice(flow_winners))
+    for name in (failures.FAILED_JOBS, failures.FAILED_GEMMS):
+        assert (api_dir / name).read_text() == (flow_dir / name).read_text(), name
+    failed_rows = yaml.safe_load((flow_dir / failures.FAILED_GEMMS).read_text())
+    assert [GemmProblem.from_row(r).name for r in failed_rows] == [
+        n for n in (GemmProblem.from_row(r).name for r in _rows()) if CRASH in n]
+
+
+def test_a_run_without_failures_leaves_no_failure_files(tmp_path):
+    out = tmp_path / "api"
+    out.mkdir()
+    (out / failures.FAILED_JOBS).write_text("stale\n")
+    search.run(configs=_rows()[:1], output_dir=out, devices=[0], platform="sim",
+               lock_dir=str(tmp_path / "locks"))
+    assert not (out / failures.FAILED_JOBS).exists()
+    assert not (out / failures.FAILED_GEMMS).exists()
+
+
+def _workflow_rules() -> set[str]:
+    texts = [(ROOT / "workflow" / "Snakefile").read_text()]
+    texts += [p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")]
+    return {m for text in texts for m in re.findall(r"^(?:rule|checkpoint) (\w+):", text, re.M)}
+
+
+def test_the_rule_table_is_the_workflows_rule_list():
+    assert _workflow_rules() == {r.name for r in phases.RULES} | set(phases.TARGETS)
+
+
+def test_every_workflow_script_is_one_phase_call():
+    for script in (ROOT / "workflow" / "scripts").glob("*.py"):
+        calls = re.findall(r'phases\.run\(snakemake, "(\w+)"\)', script.read_text())
+        assert len(calls) == 1 and calls[0] in phases.PHASES, script.name
+        assert phases.function(calls[0])
+
+
+def test_checking_the_rules_names_what_differs():
+    with pytest.raises(RuntimeError, match="not declared \\['extra'\\]"):
+        phases.check_rules([r.name for r in phases.RULES] + list(phases.TARGETS) + ["extra"])
+
+
+def test_keep_rule_is_one_function():
+    from geko_lib.optim import analysis
+
+    assert bool(analysis.keeps(True, 1.03, 0.0, 1.03, 0.03))
+    assert not bool(analysis.keeps(False, 2.0, 0.0, 1.03, 0.03)), "the same kernel is no win"
+    assert not bool(analysis.keeps(True, 1.029, 0.0, 1.03, 0.03))
+    assert not bool(analysis.keeps(True, 2.0, 0.03, 1.03, 0.03))
+    assert not bool(analysis.keeps(True, 2.0, float("nan"), 1.03, 0.03))
+
