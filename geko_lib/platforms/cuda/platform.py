@@ -61,7 +61,8 @@ class SearchSettings:
     finalists: int = field(default_factory=lambda: _default("cuda.finalists"))
     workspace_mb: int = field(default_factory=lambda: _default("cuda.workspace_mb"))
     err_thr: float = field(default_factory=lambda: _default("err_thr"))
-    keep_threshold: float | None = None  # the campaign's up_thr; None: re-time near 1.0
+    # the keep rule's up_thr: a tuned kernel this close to it is re-timed before the keep
+    keep_threshold: float = field(default_factory=lambda: _default("up_thr"))
 
 
 def solution_index_of(name: str) -> int:
@@ -147,8 +148,7 @@ class CudaPlatform:
             finalists=int(cuda.get("finalists", _default("cuda.finalists"))),
             workspace_mb=int(cuda.get("workspace_mb", _default("cuda.workspace_mb"))),
             err_thr=float(config.get("err_thr", _default("err_thr"))),
-            keep_threshold=(float(config["up_thr"]) if config.get("up_thr") is not None
-                            else None))
+            keep_threshold=float(config.get("up_thr", _default("up_thr"))))
         return cls(settings, seed=int(cuda.get("seed", 0)), arch=config.get("arch", "h200"),
                    tune_options=cuda.get("tune") or {})
 
@@ -270,8 +270,8 @@ class CudaPlatform:
     def _settle_keep(self, problem: GemmProblem, solutions: list, timings: list,
                      device: int) -> list:
         """The tuned kernel beside the default: re-timed when their ratio is within
-        RETIME_BAND of the keep threshold (the campaign's up_thr; 1.0 without one)."""
-        threshold = self.settings.keep_threshold or 1.0
+        RETIME_BAND of the keep threshold (the campaign's up_thr)."""
+        threshold = self.settings.keep_threshold
         if abs(timings[1].us / timings[0].us - threshold) > RETIME_BAND:
             return timings
         return self._retimed(problem, solutions, timings, device)
