@@ -658,3 +658,37 @@ def test_gpu_compile_all_in_workers():
     out = tg.compile_all([good, tiled, bad], LLAMA_DECODE, device=0, workers=2)
     assert out[good] is None and out[tiled] is None
     assert out[bad].startswith("infeasible")
+
+
+def test_a_tie_of_finalists_is_won_by_a_deterministic_kernel_then_by_name():
+    ordered = tg.TritonConfig("decode_tma", 16, 64, 128, 1, 8, 4, 3)
+    atomic = tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 8, 4, 3)
+    other = tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 8, 4, 3)
+    # the atomic kernel measures 0.5% faster: a tie, and the ordered reduction wins it
+    assert ctune._tie_winner([1005.0, 1000.0], [atomic, ordered]) == (1000.0, ordered)
+    # two deterministic kernels within the band: the lower name, whatever the order measured
+    assert ctune._tie_winner([1000.0, 1008.0], [ordered, other])[1] == other
+    assert ctune._tie_winner([1008.0, 1000.0], [ordered, other])[1] == other
+    # outside the band the faster one wins; nothing correct: nothing wins
+    assert ctune._tie_winner([1030.0, 1000.0], [atomic, ordered]) == (1030.0, atomic)
+    assert ctune._tie_winner([0.0, 0.0], [atomic, ordered])[0] == 0.0
+
+
+def test_tune_ships_the_tie_winner(tmp_path, monkeypatch):
+    """Through optimize: the fake evaluator scores an atomic kernel 0.5% above everything
+    else; the tuned library holds the deterministic kernel of the tie instead."""
+    sizes = [[1280, 16, 1, 8192]]
+    paths = ctune.configure(gtype(), sizes, tmp_path / "configs",
+                            {"decode_n_gen": 1, "decode_population": 4})
+    seeds = [tg.TritonConfig.from_params(p) for p in ctune.TritonTuning.load(paths[0]).seeds[0]]
+    atomic = next(c for c in seeds if c.template == "decode_tma_atomic")
+    ordered = next(c for c in seeds if c.template == "decode_tma")
+
+    def evaluate(configs, problems):
+        return np.array([[1005.0 if c == atomic else 1000.0 if c == ordered else 10.0
+                          for c in configs] for _ in problems])
+
+    logic = ctune.optimize(paths[0], tmp_path / "b", 0, evaluate=evaluate)
+    lib = liblogic.load(next(logic.glob("*.yaml")))
+    (size, index, _), = lib.size_entries()
+    assert ctune.config_of(lib.solutions[lib.solution_position()[index]]) == ordered

@@ -38,15 +38,11 @@ from ...log_setup import LOGGER
 log = logging.getLogger(LOGGER)
 
 DEFAULT_NAME = "cublaslt_heuristic_default"
-# Decisions made near a boundary are re-timed before they are made (issue 23: the same kernel
-# measured 2.8% apart in two columns of one run, the keep threshold is 3%): a tuned kernel whose
-# ratio to the default lies within RETIME_BAND of the keep threshold, and every search finalist
-# within RETIME_BAND of the fastest, get RETIME_ROUNDS more side-by-side rounds, each on fresh
-# rotating operands; finalists that end within TIE_BAND of the fastest are a tie, won by the
-# lowest solution index (the winners' own tiebreak), so two campaigns ship the same kernel.
-RETIME_BAND = 0.02
-RETIME_ROUNDS = 2
-TIE_BAND = 0.01
+# timing.RETIME_BAND / RETIME_ROUNDS / TIE_BAND here: a tuned kernel whose ratio to the default
+# lies within the band of the keep threshold, and every search finalist within it of the
+# fastest, are re-timed; a search tie is won by the lowest solution index (the winners' own
+# tiebreak)
+RETIME_BAND, RETIME_ROUNDS, TIE_BAND = timing.RETIME_BAND, timing.RETIME_ROUNDS, timing.TIE_BAND
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from ...gemm import GemmProblem, GemmType
 from ...tuning import configure as tuning_configure
 from ...tuning import ga
 from ...tuning import optimize as tune
+from . import timing
 from . import triton_gemm as tg
 from ...log_setup import LOGGER
 
@@ -687,12 +688,23 @@ def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
                      "; ".join(f"{k}: {v}" for k, v in list(measurer.rejected.items())[:3]))
     else:
         final = [float(known[c][0]) for c in finalists]
-    gflops, best = max(zip(final, finalists), key=lambda gc: gc[0])
+    gflops, best = _tie_winner(final, finalists)
     if gflops <= 0:
         return None
     log.info("%s: %s %.1f GFLOP/s (%d configs measured)", one.name, best.name, gflops,
              len(known))
     return problem, solution(best.to_params()), gflops
+
+
+def _tie_winner(gflops: list, configs: list) -> tuple:
+    """The fastest finalist, or among those within timing.TIE_BAND of it a deterministic pick:
+    a bitwise-deterministic kernel (not an atomic split-K one) first, then the config name."""
+    best = max(gflops)
+    tied = [(g, c) for g, c in zip(gflops, configs)
+            if g > 0 and g * (1 + timing.TIE_BAND) >= best]
+    if not tied:
+        return best, configs[gflops.index(best)]
+    return min(tied, key=lambda gc: (gc[1].template in tg.ATOMIC_TEMPLATES, gc[1].name))
 
 
 def solution(params: dict) -> dict:
