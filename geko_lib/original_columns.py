@@ -11,6 +11,7 @@ geko's own columns stay, so nothing that reads them breaks. docs/FORMATS.md maps
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import pandas as pd
@@ -50,3 +51,40 @@ def without(frame: pd.DataFrame) -> pd.DataFrame:
     copies = [f"{theirs}{suffix}" for suffix in SUFFIXES for theirs in ALIASES.values()]
     return frame.drop(columns=[c for c in copies if c in frame])
 
+
+
+# the macro tile and matrix instruction a Tensile kernel name spells (MT256x256x64, MI16x16x1)
+SHAPES = {"MT": re.compile(r"MT(\d+x\d+x\d+)"), "MI": re.compile(r"MI(\d+x\d+x\d+)")}
+SIDES = ("tuned", "reference")
+
+
+def add_shapes(raw: pd.DataFrame) -> pd.DataFrame:
+    """``MT_tuned``, ``MI_tuned``, ``MT_reference``, ``MI_reference`` (the shapes the kernel
+    names spell, e.g. ``256x256x64``; empty where a name spells none: cuBLASLt's, or sim names
+    without an MI) and ``solution_changed`` (the solution name differs), as the original's
+    raw_results.csv carries them."""
+    out = raw.copy()
+    for side in SIDES:
+        names = out[f"kernel_{side}"].astype("string")
+        for shape, pattern in SHAPES.items():
+            out[f"{shape}_{side}"] = names.str.extract(pattern, expand=False)
+    out["solution_changed"] = out["solution_name_reference"] != out["solution_name_tuned"]
+    return out
+
+
+DASHBOARD_DROPPED = ("lib", "ratio", "error_tuned")
+
+
+def dashboard(kept: pd.DataFrame) -> pd.DataFrame:
+    """dashboard_data.csv from the kept rows of raw_results: the tuned side only, its suffix
+    removed, every ``*reference*`` column and ``lib``, ``ratio``, ``error_tuned`` dropped, and
+    the original's names: ``kernel`` -> ``solution_name``, ``solutionIdx`` ->
+    ``solution_index`` (geko's own ``solution_name`` / ``solution_index`` give way to them: the
+    original's ``solution`` column keeps the solution name)."""
+    frame = kept.drop(columns=[c for c in kept.columns
+                               if "reference" in c or c in DASHBOARD_DROPPED])
+    frame = frame.rename(columns={c: c[:-len("_tuned")] for c in frame.columns
+                                  if c.endswith("_tuned")})
+    frame = frame.drop(columns=[c for c in ("solution_name", "solution_index", "gflops", "gbps")
+                                if c in frame])
+    return frame.rename(columns={"kernel": "solution_name", "solutionIdx": "solution_index"})

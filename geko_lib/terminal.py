@@ -63,8 +63,10 @@ def platform_notice(config: dict, why: str = "") -> str:
     """The first line: which platform makes the numbers (and why, where the command chose)."""
     if is_model(config):
         return MODEL_NOTICE + (f" (platform chosen because: {why})" if why else "")
-    where = (config.get("rocm") or {}).get("hipblaslt_path") if config["platform"] == "rocm" \
-        else ""
+    from . import platforms
+
+    where = platforms.checkout_path(config) \
+        if config["platform"] == platforms.CHECKOUT.platform else ""
     return f"platform {config['platform']}, arch {config['arch']}" + \
         (f", hipBLASLt {where}" if where else "") + (f" ({why})" if why else "")
 
@@ -210,8 +212,13 @@ def _bench_summary(workdir: Path, config: dict) -> None:
 
 
 def _configure_summary(workdir: Path) -> None:
+    """The original's configuration-phase lines (the GEMM count, the files generated), then
+    each tuning YAML for review and how to continue."""
     yamls = tuning_yamls(workdir)
-    say(f"{len(yamls)} tuning YAML(s) written for review:")
+    if (workdir / layout.GEMMS).is_file():
+        say(f"Found {len(pd.read_csv(workdir / layout.GEMMS))} unique GEMMs after filtering")
+    say(f"Generated {len(yamls)} configuration files in '{workdir / layout.TUNING_DIR}' "
+        "(for review):")
     for path in yamls:
         script = path.with_suffix(Path(layout.TUNING_SCRIPT).suffix)
         print(f"  {path}" + (f"  (run alone: {script.name})" if script.is_file() else ""),

@@ -72,6 +72,7 @@ BENCH_TUNED = "benchmarks/{lib}_bench-tuned.csv"
 VERIFY_TUNED = "benchmarks/{lib}_verify-tuned.csv"
 RAW_RESULTS = "results/raw_results.csv"
 FINAL_RESULTS = "results/final_results.csv"
+DASHBOARD = "results/dashboard_data.csv"  # the kept GEMMs' tuned side, original's names
 METRICS = "results/metrics.json"
 FINAL_LIBS = "final_libs"
 FULL_LIBS = "full_libs"

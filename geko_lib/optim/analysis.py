@@ -250,10 +250,13 @@ def roofline_table(raw: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
 
 
 def enrich(raw: pd.DataFrame, ceilings: dict | None = None) -> pd.DataFrame:
-    """raw_results columns beyond compare(): ``category`` (gemm_category) and
+    """raw_results columns beyond compare(): the original's ``MT_*``, ``MI_*`` and
+    ``solution_changed`` (original_columns.add_shapes), ``category`` (gemm_category) and
     ``pct_roofline_reference`` / ``pct_roofline_tuned`` (empty where the platform does not
     know its ceilings)."""
-    raw = raw.copy()
+    from .. import original_columns
+
+    raw = original_columns.add_shapes(raw)
     raw["category"] = [gemm_category(int(m), int(n), int(k), int(b)) for m, n, k, b in
                        zip(raw["m"], raw["n"], raw["k"], raw["batch_count"])]
     if ceilings and len(raw):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import analysis
 from .. import files, original_columns, platforms
+from ..campaign import layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
 from ..tuning import optimize as tuning_jobs
@@ -36,11 +37,25 @@ def configure(hipblaslt_path=None, gemm_configs=None, output_dir="workdir/optimi
     settings = dict(options, backend=backend)
     if search_space is not None:
         settings["search_space"] = search_space
+    return configure_phase(plat, configs, output_dir, arch, settings)
+
+
+def configure_phase(plat, configs: list[GemmConfig], output_dir, arch: str,
+                    settings: dict) -> list[Path]:
+    """The configuration phase with the original's INFO lines, for both doors (the API's
+    :func:`configure`, the workflow's configure phase): "Starting configuration phase...",
+    "Found N unique GEMMs after filtering" (the sizes of all types), one "<GemmType> with N
+    sizes" per type, "Generated N configuration files in '<dir>'" and "Configuration phase
+    completed successfully!"."""
+    log.info("Starting configuration phase...")
+    log.info("Found %d unique GEMMs after filtering", sum(len(c.sizes) for c in configs))
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     for config in configs:
         log.info("%r with %d sizes", config.gemm_type, len(config.sizes))  # the original's line
         paths += plat.configure(config, Path(output_dir), arch, settings)
+    log.info("Generated %d configuration files in '%s'", len(paths), output_dir)
+    log.info("Configuration phase completed successfully!")
     return paths
 
 
@@ -117,7 +132,8 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
 
 def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,
                   config: dict) -> pd.DataFrame:
-    """results/raw_results.csv, final_results.csv (the kept GEMMs) and metrics.json from a
+    """results/raw_results.csv, final_results.csv (the kept GEMMs), dashboard_data.csv (the
+    kept GEMMs' tuned side, original_columns.dashboard) and metrics.json from a
     comparison (bench.compare's table), and the original's closing log lines. Returns the kept
     rows."""
     caps = platforms.capabilities(config)
@@ -129,6 +145,7 @@ def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, 
     files.write_csv(output_dir / "raw_results.csv", raw)
     kept = raw[raw["kept"]]
     files.write_csv(output_dir / "final_results.csv", kept)
+    files.write_csv(output_dir / Path(layout.DASHBOARD).name, original_columns.dashboard(kept))
     files.write_json(output_dir / "metrics.json", metrics)
     for line in analysis.summary_lines(metrics):
         log.info("%s", line)

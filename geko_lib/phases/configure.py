@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from .. import files, jobs, platforms
+from ..optim.optim import configure_phase
+from ..schemas import GemmConfig
 from ..tuning import job_scripts
 from ..campaign import layout
 from ..tuning import configure
@@ -16,10 +18,10 @@ def run(job):
     out = Path(layout.TUNING_DIR)
     out.mkdir(parents=True, exist_ok=True)
     options = dict(job.params.options, backend=job.params.backend)
-    names = []
-    for gemm_type, sizes in configure.configs_from_gemms(jobs.read_table(job.input[0])):
-        names += [p.stem for p in platform.configure((gemm_type, sizes), out, job.params.arch,
-                                                      options)]
+    configs = [GemmConfig(gemm_type, [list(s) for s in sizes]) for gemm_type, sizes in
+               configure.configs_from_gemms(jobs.read_table(job.input[0]))]
+    # the API's configuration phase (optim.configure), with the original's INFO lines
+    names = [p.stem for p in configure_phase(platform, configs, out, job.params.arch, options)]
     config = job_scripts.job_config(job.config, Path.cwd(), job.params.workload_kind,
                                     job.params.workload_value)
     job_scripts.write_scripts(names, config, Path.cwd(), sys.executable,

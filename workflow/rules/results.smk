@@ -11,6 +11,7 @@ rule analyze:
     output:
         raw="results/raw_results.csv",
         final="results/final_results.csv",
+        dashboard=layout.DASHBOARD,
         metrics="results/metrics.json",
     params:
         up_thr=config["up_thr"],

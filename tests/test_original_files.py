@@ -1,0 +1,138 @@
+"""The original's configure-phase log lines and the files it writes, through geko's own entry
+points (the Python API, the workflow's phases run in process as Snakemake runs them, the
+geko terminal's summary)."""
+
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from geko_lib import optim, phases, terminal
+from geko_lib.campaign import layout, state
+from geko_lib.schemas import GemmConfig, GemmType
+
+ROOT = Path(__file__).resolve().parents[1]
+BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "f32_r")
+SIZES = [[128, 128, 1, 128], [256, 128, 1, 64]]
+CONFIGURE_LINES = ["Starting configuration phase...",
+                   "Found 2 unique GEMMs after filtering",
+                   f"{BBS_TN!r} with 2 sizes",
+                   "Generated {n} configuration files in '{out}'",
+                   "Configuration phase completed successfully!"]
+
+
+def _gemms_csv(path: Path) -> None:
+    pd.DataFrame([{"transA": "T", "transB": "N", "batch_count": b, "m": m, "n": n, "k": k,
+                   "a_type": "bf16_r", "b_type": "bf16_r", "c_type": "bf16_r",
+                   "d_type": "bf16_r", "compute_type": "c_f32_r", "scaleA": 0, "scaleB": 0,
+                   "call_count": 1} for m, n, b, k in SIZES]).to_csv(path, index=False)
+
+
+def _expected(n: int, out) -> list[str]:
+    return [line.format(n=n, out=out) for line in CONFIGURE_LINES]
+
+
+def _info(records) -> list[str]:
+    return [r.getMessage() for r in records if r.name == "GEKO" and r.levelno == logging.INFO]
+
+
+def test_api_configure_logs_the_original_configuration_phase_lines(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="GEKO")
+    out = tmp_path / "optimizations"
+    paths = optim.configure(gemm_configs=[GemmConfig(BBS_TN, SIZES)], output_dir=out,
+                            arch="gfx950", platform="sim")
+    assert paths and all(p.is_file() for p in paths)
+    assert _info(caplog.records) == _expected(len(paths), out)
+
+
+def _config(tmp_path, **extra) -> dict:
+    return state.with_defaults({"platform": "sim", "arch": "gfx950", "mode": "tune",
+                                "devices": [0], "lock_dir": str(tmp_path / "locks"), **extra})
+
+
+def configure_workdir(tmp_path, monkeypatch, **tune_options) -> tuple[Path, dict]:
+    """A workdir whose configure phase ran in process, as the workflow's checkpoint runs it."""
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    _gemms_csv(workdir / layout.GEMMS)
+    config = _config(tmp_path, tune_options=tune_options)
+    job = phases.Job("configure", phases.Paths(layout.GEMMS),
+                     phases.Paths(layout.TUNING_MANIFEST), config,
+                     params=phases.Paths(arch="gfx950", backend="ductile", options=tune_options,
+                                         workload_kind="list", workload_value="sizes.yaml"),
+                     log=[layout.rule_log("configure")])
+    job.scriptdir = str(ROOT / "workflow" / "scripts")
+    phases.run(job, "configure")
+    return workdir, config
+
+
+def test_workflow_configure_phase_logs_them_and_the_terminal_shows_the_counts(
+        tmp_path, monkeypatch, capsys):
+    workdir, config = configure_workdir(tmp_path, monkeypatch)
+    yamls = terminal.tuning_yamls(workdir)
+    assert yamls
+    job_log = (workdir / layout.rule_log("configure")).read_text().splitlines()
+    messages = [line.split("] ", 1)[1] for line in job_log if line.startswith("GEKO:INFO")]
+    assert [m for m in messages if m in _expected(len(yamls), layout.TUNING_DIR)] == \
+        _expected(len(yamls), layout.TUNING_DIR)
+    capsys.readouterr()
+    terminal.run_summary(workdir, config, target="final_libs", until="configure", code=0)
+    shown = capsys.readouterr().out.splitlines()
+    assert "geko: Found 2 unique GEMMs after filtering" in shown
+    assert (f"geko: Generated {len(yamls)} configuration files in "
+            f"'{workdir / layout.TUNING_DIR}' (for review):") in shown
+    assert shown[-1] == "geko: Configuration phase completed successfully!"
+
+
+# a gfx950 kernel name as hipblaslt-bench prints it (fixtures/hipblaslt_bench, bench_100200_...)
+REFERENCE_KERNEL = ("Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x32_MI16x16x1_SN_"
+                    "LDSB1_GSU0_ISA950_WG32_8_1")
+TUNED_KERNEL = "Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x128x64_MI32x32x8_SN_ISA950"
+
+
+def _bench_table(path: Path, side: str) -> str:
+    rows = []
+    for i, (m, n, b, k) in enumerate(SIZES):
+        tuned = side == "tuned"
+        # the first GEMM gains 20% from a new kernel, the second keeps the default one
+        rows.append({"transA": "T", "transB": "N", "batch_count": b, "m": m, "n": n, "k": k,
+                     "a_type": "bf16_r", "b_type": "bf16_r", "c_type": "bf16_r",
+                     "d_type": "bf16_r", "compute_type": "c_f32_r", "scaleA": 0, "scaleB": 0, "lib": "BBS_TN",
+                     "us": 10.0 / (1.2 if tuned and i == 0 else 1.0), "gflops": 1.0,
+                     "solution_index": 7 + (100 if tuned and i == 0 else 0),
+                     "solution_name": f"sol{i}{'t' if tuned and i == 0 else ''}",
+                     "kernel": TUNED_KERNEL if tuned and i == 0 else REFERENCE_KERNEL})
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def test_analyze_phase_writes_the_original_columns_and_dashboard_data(tmp_path, monkeypatch):
+    workdir = tmp_path / "workdir"
+    (workdir / "results").mkdir(parents=True)
+    monkeypatch.chdir(workdir)
+    _gemms_csv(workdir / layout.SUMMARY)
+    config = _config(tmp_path, verify=False)
+    outputs = phases.Paths(raw=layout.RAW_RESULTS, final=layout.FINAL_RESULTS,
+                           dashboard=layout.DASHBOARD, metrics=layout.METRICS)
+    phases.run(phases.Job("analyze", phases.Paths(
+        reference=[_bench_table(tmp_path / "ref.csv", "reference")],
+        tuned=[_bench_table(tmp_path / "tuned.csv", "tuned")], verify=[],
+        summary=layout.SUMMARY), outputs, config,
+        params=phases.Paths(up_thr=1.03, err_thr=0.03)), "analyze")
+    raw = pd.read_csv(layout.RAW_RESULTS)
+    assert list(raw["MT_reference"]) == ["256x128x32"] * 2
+    assert list(raw["MI_reference"]) == ["16x16x1"] * 2
+    assert list(raw["MT_tuned"]) == ["128x128x64", "256x128x32"]
+    assert list(raw["MI_tuned"]) == ["32x32x8", "16x16x1"]
+    assert list(raw["solution_changed"]) == [True, False]
+    assert list(raw["kept"]) == [True, False]
+    dashboard = pd.read_csv(layout.DASHBOARD)
+    assert len(dashboard) == 1 and dashboard.loc[0, "m"] == SIZES[0][0]
+    assert not [c for c in dashboard.columns if "reference" in c or c.endswith("_tuned")]
+    assert not {"lib", "ratio", "error_tuned"} & set(dashboard.columns)
+    assert dashboard.loc[0, "solution_name"] == TUNED_KERNEL  # the original's kernel column
+    assert dashboard.loc[0, "solution_index"] == 107 and dashboard.loc[0, "solution"] == "sol0t"
+    assert dashboard.loc[0, "us"] == pytest.approx(10.0 / 1.2)
