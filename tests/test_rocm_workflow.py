@@ -78,6 +78,10 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     # solution (the fake checkout keeps its logic files in Equality/); the tuned library has none
     assert (raw["lib_source_reference"] == "Equality").all()
     assert (raw["lib_source_tuned"] == "NotFound").all()
+    # aiter's tuned table, stamped with the campaign's arch; this log's GEMMs (N N, T T) are no
+    # F.linear call (T N), so it has its header and no row a runtime would look up wrongly
+    aiter = pd.read_csv(run.path("exports", "aiter_bf16_tuned_gemm.csv"))
+    assert list(aiter.columns)[:5] == ["gfx", "cu_num", "M", "N", "K"] and aiter.empty
     assert (pd.read_csv(run.path("summary.csv"))["lib_source"] == "Equality").all()
     # the baseline ran the application's leading dimensions, as the log recorded them
     baseline_rows = [row for p in run.path("baseline", "parts").glob("bench_*.yaml")

@@ -1,10 +1,12 @@
-"""results/final_results.csv -> exports/: hipBLASLt tuning override file, TunableOp results."""
+"""results/final_results.csv -> exports/: hipBLASLt tuning override file, TunableOp results,
+aiter's tuned-GEMM CSV (where the platform lists it: rocm)."""
 import logging
 
 import pandas as pd
 
 from .. import gemm, jobs, platforms
 from ..library import exports
+from ..platforms.archs import ARCHS
 
 
 def run(job):
@@ -27,3 +29,13 @@ def run(job):
                     "left out of %s", skipped, job.output.tunableop)
     exports.write_tunableop(winners[supported], job.output.tunableop, validators=validators,
                             style=style)
+    aiter = getattr(job.output, "aiter", None)  # declared where the platform lists the format
+    if aiter is None:
+        log.info("no aiter tuned CSV: platform %s has no hipBLASLt solution indices a runtime "
+                 "could dispatch to", job.config["platform"])
+        return
+    target = ARCHS[job.config["arch"]]  # the lookup key: the GPU the campaign ran on
+    left_out = exports.write_aiter_tuned(winners, aiter, gfx=target.model, cu_num=target.cus)
+    if left_out:
+        log.warning("aiter's table keys F.linear calls only (T N, batch 1, f32 accumulation): "
+                    "%d kept GEMM(s) left out of %s", left_out, aiter)

@@ -91,7 +91,7 @@ REGISTRY = {"sim": ("sim", "SimPlatform"), "rocm": ("rocm.platform", "RocmPlatfo
             "cuda": ("cuda", "CudaPlatform")}
 
 # the integration files an application loads without rebuilding a library (rule exports)
-EXPORT_FORMATS = ("hipblaslt_override", "tunableop")
+EXPORT_FORMATS = ("hipblaslt_override", "tunableop", "aiter_tuned")
 
 
 @dataclass(frozen=True)

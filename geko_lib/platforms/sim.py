@@ -380,8 +380,11 @@ class SimPlatform:
     def capabilities(cls, config: dict) -> Capabilities:
         from .archs import datasheet_ceilings
 
+        # the override and TunableOp files are written with a warning (their indices are the
+        # model's); aiter's table is not: a runtime reads its rows without a check
         return Capabilities(measured=False, note=MODEL_NOTE, epilogues=True,
-                            exports=EXPORT_FORMATS, integrate=False, combine=True,
+                            exports=tuple(f for f in EXPORT_FORMATS if f != "aiter_tuned"),
+                            integrate=False, combine=True,
                             ceilings=dict(datasheet_ceilings(config.get("arch", "gfx950")),
                                           source="datasheet figures in the sim model"))
 

@@ -1,5 +1,5 @@
 """``read``: which source a workload file is (mask-64 YAML, mask-32 bench lines, CSV, TunableOp
-CSV), by its suffix and first meaningful line, and that source's reader."""
+CSV, aiter CSV), by its suffix and first meaningful line, and that source's reader."""
 
 from __future__ import annotations
 
@@ -60,6 +60,10 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
 
         if tunableop.is_tunableop_file(path):
             return _normalize(tunableop.workload_rows(path, _Rows), platform)
+        from . import aiter  # aiter's untuned/tuned GEMM CSVs (vLLM, SGLang on ROCm)
+
+        if aiter.is_aiter_file(path):
+            return _normalize(aiter.workload_rows(path, _Rows), platform)
         return _read_csv(path, platform)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the

@@ -48,6 +48,15 @@ def platform_exports():
     return ["exports/hipblaslt_tuning_override.txt"] if platforms.capabilities(config).exports else []
 
 
+def aiter_export():
+    """aiter's tuned CSV, as a named output of rule exports, where the platform's capabilities
+    list it (rocm; not sim, whose indices are the model's, nor cuda)."""
+    from geko_lib import platforms
+
+    listed = "aiter_tuned" in platforms.capabilities(config).exports
+    return {"aiter": layout.EXPORT_AITER} if listed else {}
+
+
 def combine_workdirs():
     """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
     return [Path(launch_path(str(Path(other).expanduser())))

@@ -48,13 +48,15 @@ rule ship_full_libs:
 
 
 rule exports:
-    """What applications load without rebuilding a library: a hipBLASLt tuning override file and
-    a PyTorch TunableOp results file for the kept GEMMs."""
+    """What applications load without rebuilding a library: a hipBLASLt tuning override file,
+    a PyTorch TunableOp results file and, where the platform's rows are real hipBLASLt
+    solutions (rocm), aiter's tuned-GEMM CSV, for the kept GEMMs."""
     input:
         "results/final_results.csv",
     output:
         override="exports/hipblaslt_tuning_override.txt",
         tunableop="exports/tunableop_results.csv",
+        **aiter_export(),
     log:
         "logs/exports.log",
     script:

@@ -217,6 +217,8 @@ def winners_from_results(kept: pd.DataFrame) -> pd.DataFrame:
     winners["solution_index"] = kept["solution_index_tuned"].astype(int)
     winners["solution_name"] = kept["solution_name_tuned"]
     winners["us"] = kept["us_tuned"]
+    if "error_tuned" in kept:
+        winners["error"] = kept["error_tuned"]  # the verified error (aiter's err_ratio column)
     return winners.reset_index(drop=True)
 
 

@@ -1,0 +1,119 @@
+"""aiter's tuned-GEMM CSV (``AITER_CONFIG_GEMM_BF16``; aiter/configs/bf16_tuned_gemm.csv)
+=====================================================================================
+
+What vLLM and SGLang on ROCm read: ``aiter.tuned_gemm`` looks a call ``x[M, K] @ W[N, K]^T`` up by
+``(cu_num, M, N, K, bias, dtype, outdtype, scaleAB, bpreshuffle)`` (exact M first) and dispatches
+to the row's backend ``libtype`` with ``solidx``. Header::
+
+    gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,
+    kernelName,err_ratio,tflops,bw
+
+geko writes one row per kept GEMM that is an ``F.linear`` call in hipBLASLt's column-major terms
+(transA = T, transB = N, batch 1, f32 accumulation; see geko_lib.workload.aiter for the mapping):
+``M`` = the GEMM's n (tokens), ``N`` = its m (out features), ``K``; dtypes as ``torch.bfloat16``;
+``libtype`` ``hipblaslt``, ``solidx`` the hipBLASLt solution index, ``splitK`` 0 (the solution
+carries its own), ``us`` the tuned time, ``kernelName`` the solution name, ``err_ratio`` geko's
+verified error (a norm error per element, not aiter's fraction of elements out of tolerance),
+``tflops``/``bw`` from ``us`` (bw counts A, B read and D written once). ``gfx`` and ``cu_num`` are
+the arch and compute-unit count the campaign ran on: a row whose ``cu_num`` differs from what
+the GPU reports never matches (the most-reported failure of these tables: 80 vs 304). Other
+GEMMs (another layout, batched, other accumulation) are left out and counted.
+
+The reader (``read_aiter_tuned``) gives the ``libtype == hipblaslt`` rows back as a winners table
+(geko's identity columns, ``solution_index``, ``solution_name``, ``us``, ``gfx``, ``cu_num``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from ... import files
+from ...gemm import GemmProblem, GemmType
+from ...workload.aiter import HIPBLASLT_TO_TORCH, TORCH_NAMES
+from .winners import ExportError, _rows
+
+AITER_TUNED_COLUMNS = ("gfx", "cu_num", "M", "N", "K", "bias", "dtype", "outdtype", "scaleAB",
+                       "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName",
+                       "err_ratio", "tflops", "bw")
+LIBTYPE = "hipblaslt"
+
+
+def _linear(problem: GemmProblem) -> bool:
+    """Whether a GEMM is a ``F.linear`` call aiter's lookup can key (x @ W^T, f32 accumulation,
+    both inputs of one torch dtype)."""
+    t = problem.type
+    return (t.transA == "T" and t.transB == "N" and problem.batch == 1
+            and t.compute_type == "f32_r" and t.a_type == t.b_type and t.c_type == t.d_type
+            and t.a_type in HIPBLASLT_TO_TORCH and t.d_type in HIPBLASLT_TO_TORCH)
+
+
+def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int) -> tuple[list[dict], int]:
+    """(rows of the tuned CSV, how many winners are no F.linear call and were left out)."""
+    if not gfx or int(cu_num) < 1:
+        raise ExportError(f"aiter tuned CSV: gfx {gfx!r} and cu_num {cu_num!r} are the lookup "
+                          "key of every row: both are required")
+    errors = winners["error"].tolist() if "error" in winners else [None] * len(winners)
+    out, skipped = [], 0
+    for row, error in zip(_rows(winners, need_name=True), errors):
+        p = row["problem"]
+        if not _linear(p):
+            skipped += 1
+            continue
+        us = row["us"]
+        if us is None:
+            raise ExportError(f"{row['where']}: us: aiter's table needs the tuned time")
+        scaled = bool(row.get("scaleA", 0) or row.get("scaleB", 0))
+        out.append({"gfx": gfx, "cu_num": int(cu_num), "M": p.n, "N": p.m, "K": p.k,
+                    "bias": False, "dtype": HIPBLASLT_TO_TORCH[p.type.a_type],
+                    "outdtype": HIPBLASLT_TO_TORCH[p.type.d_type], "scaleAB": scaled,
+                    "bpreshuffle": False, "libtype": LIBTYPE, "solidx": row["index"],
+                    "splitK": 0, "us": round(us, 4), "kernelName": row["name"],
+                    "err_ratio": 0.0 if error is None or pd.isna(error) else float(error),
+                    "tflops": round(p.flops / us / 1e6, 4),
+                    "bw": round(p.min_bytes / us / 1e3, 4)})
+    return out, skipped
+
+
+def write_aiter_tuned(winners: pd.DataFrame, path, *, gfx: str, cu_num: int) -> int:
+    """Write the tuned CSV; returns how many winners were left out (no F.linear call)."""
+    rows, skipped = aiter_rows(winners, gfx=gfx, cu_num=cu_num)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=AITER_TUNED_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    files.write_text(path, buffer.getvalue())
+    return skipped
+
+
+def read_aiter_tuned(path) -> pd.DataFrame:
+    """The hipBLASLt rows of an aiter tuned CSV as a winners table (geko's identity columns)."""
+    from ...workload.aiter import gemm_row
+
+    path = Path(path)
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in ("M", "N", "K", "dtype", "libtype", "solidx")
+                   if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ExportError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+        out = []
+        for record in reader:
+            if record["libtype"].strip() != LIBTYPE:
+                continue
+            fields = gemm_row(record, path, reader.line_num)
+            t = GemmType(fields["transA"], fields["transB"], fields["a_type"], fields["b_type"],
+                         fields["c_type"], fields["d_type"], fields["compute_type"])
+            problem = GemmProblem(t, fields["M"], fields["N"], 1, fields["K"])
+            out.append(problem.gemm_fields() | {
+                "solution_index": int(record["solidx"]),
+                "solution_name": record.get("kernelName", ""), "us": float(record["us"]),
+                "gfx": record.get("gfx", ""), "cu_num": int(record.get("cu_num") or 0)})
+    return pd.DataFrame(out)
+
+
+__all__ = ["AITER_TUNED_COLUMNS", "TORCH_NAMES", "aiter_rows", "write_aiter_tuned",
+           "read_aiter_tuned"]

@@ -1,0 +1,152 @@
+"""aiter's GEMM CSVs (issue 22, item 3): its untuned CSV as a workload (x[M,K] @ W[N,K]^T as
+hipBLASLt's column-major T N GEMM, M and N swapped), and a campaign's kept winners as its tuned
+CSV, stamped with the arch and CU count the campaign ran on so the runtime's lookup key matches.
+The CSVs here are written from aiter's documented headers (no recorded file is kept)."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from geko_lib import platforms, search, workload
+from geko_lib.config_schema import merged, schema_defaults
+from geko_lib.library import exports
+from geko_lib.phases import Job, Paths, run as run_phase
+from geko_lib.workload import WorkloadError
+from tests.conftest import FIXTURES
+from tests.rocm_fake import INVOKE_PATH, build_fake_hipblaslt, fixture_logic
+
+UNTUNED = "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle\n"
+# decode and prefill linears of a bf16 model at 2 token counts (aiter writes each shape once)
+SHAPES = ["1,2048,15360,False,torch.bfloat16,torch.bfloat16,False,False",
+          "16,2048,15360,False,torch.bfloat16,torch.bfloat16,False,False",
+          "512,512,512,True,torch.bfloat16,torch.bfloat16,False,False"]
+# the documented example row of aiter's bf16_tuned_gemm.csv (an asm kernel, f32 output)
+TUNED = ("gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,"
+         "kernelName,err_ratio,tflops,bw\n"
+         "gfx950,256,1,2048,6144,False,torch.bfloat16,torch.float32,False,False,asm,1,6,12.8405,"
+         "bf16gemm_kernel,0.0,1.96,1961.15\n")
+
+
+def write(tmp_path, text: str, name="bf16_untuned_gemm.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --- the untuned CSV as a workload --------------------------------------------------------------
+
+def test_an_untuned_csv_is_the_column_major_linear_gemm(tmp_path):
+    table = workload.read(write(tmp_path, UNTUNED + "\n".join(SHAPES) + "\n"))
+    rows = table.to_dict("records")
+    assert [(r["transA"], r["transB"], r["M"], r["N"], r["K"]) for r in rows] == [
+        ("T", "N", 2048, 1, 15360), ("T", "N", 2048, 16, 15360), ("T", "N", 512, 512, 512)]
+    assert {(r["a_type"], r["b_type"], r["d_type"], r["compute_type"]) for r in rows} == {
+        ("bf16_r", "bf16_r", "bf16_r", "c_f32_r")}
+    assert [r["bias_vector"] for r in rows] == [False, False, True]
+    assert table["call_count"].tolist() == [1, 1, 1]  # every row counts once
+
+
+def test_a_count_column_weights_the_rows_and_repeats_add_up(tmp_path):
+    text = UNTUNED.replace("\n", ",count\n") + f"{SHAPES[0]},7\n{SHAPES[1]},3\n{SHAPES[0]},1\n"
+    table = workload.read(write(tmp_path, text))
+    assert sorted(zip(table["N"], table["call_count"])) == [(1, 8), (16, 3)]
+
+
+def test_a_tuned_csv_reads_as_a_workload_too(tmp_path):
+    (row,) = workload.read(write(tmp_path, TUNED, "bf16_tuned_gemm.csv")).to_dict("records")
+    assert (row["M"], row["N"], row["K"], row["d_type"]) == (2048, 1, 6144, "f32_r")
+
+
+@pytest.mark.parametrize("line, field, words", [
+    ("1,2048,6144,False,torch.bfloat16,torch.bfloat16,False,True", "bpreshuffle",
+     "pre-shuffled weights"),
+    ("1,2048,6144,False,torch.bfloat17,torch.bfloat16,False,False", "dtype", "torch.bfloat17"),
+    ("0,2048,6144,False,torch.bfloat16,torch.bfloat16,False,False", "M", "positive integer"),
+    ("1,2048,6144,maybe,torch.bfloat16,torch.bfloat16,False,False", "bias", "True or False"),
+])
+def test_a_bad_row_is_refused_naming_line_and_column(tmp_path, line, field, words):
+    path = write(tmp_path, UNTUNED + SHAPES[0] + "\n" + line + "\n")
+    with pytest.raises(WorkloadError) as err:
+        workload.read(path)
+    assert f"{path}:3" in str(err.value) and field in str(err.value) and words in str(err.value)
+
+
+def test_a_bare_mnk_file_names_no_data_type(tmp_path):
+    with pytest.raises(WorkloadError, match="names no data type"):
+        workload.read(write(tmp_path, "M,N,K\n1,2048,6144\n"))
+
+
+# --- the tuned CSV export ------------------------------------------------------------------------
+
+@pytest.fixture
+def rocm(tmp_path, monkeypatch):
+    if not (FIXTURES / "tensile_logic").is_dir():
+        pytest.skip("tests/fixtures is not here")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HIPBLASLT_TENSILE_LIBPATH", raising=False)
+    # the gfx942 logic fixture is bf16 T N: the linear layers' type
+    hip = build_fake_hipblaslt(tmp_path / "hipBLASLt", fixture_logic("gfx942"))
+    monkeypatch.setenv("GEKO_HIPBLASLT_PATH", str(hip))
+    monkeypatch.setenv("GEKO_REPLAY_ARCH", "gfx942")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(INVOKE_PATH), os.environ.get("PYTHONPATH")) if p))
+    return platforms.get({"platform": "rocm", "arch": "gfx942", "devices": [0]})
+
+
+def kept_results(winners: pd.DataFrame) -> pd.DataFrame:
+    """results/final_results.csv's tuned side, as the analyze phase writes it."""
+    identity = [c for c in exports.IDENTITY if c in winners]
+    return winners[identity].assign(solution_index_tuned=winners["solution_index"],
+                                    solution_name_tuned=winners["solution_name"],
+                                    us_tuned=winners["us"], error_tuned=0.001)
+
+
+def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
+    """aiter's untuned CSV -> the rocm dense search (replay) -> the exports phase: every row's
+    (M, N, K, bias, dtype, outdtype) is the key aiter logged, with the campaign's gfx/cu_num."""
+    untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    final = tmp_path / "results" / "final_results.csv"
+    final.parent.mkdir()
+    kept_results(winners).to_csv(final, index=False)
+    out = Paths(override=str(tmp_path / "o.txt"), tunableop=str(tmp_path / "t.csv"),
+                aiter=str(tmp_path / "aiter.csv"))
+    config = merged(schema_defaults(), {"platform": "rocm", "arch": "gfx942_80cu"})
+    run_phase(Job("exports", Paths(str(final)), out, config), "exports")
+
+    tuned = pd.read_csv(tmp_path / "aiter.csv")
+    assert list(tuned.columns) == list(exports.AITER_TUNED_COLUMNS)
+    logged = pd.read_csv(untuned)
+    key = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
+    assert tuned[key].values.tolist() == logged[key].values.tolist()
+    assert set(tuned["gfx"]) == {"gfx942"} and set(tuned["cu_num"]) == {80}
+    assert set(tuned["libtype"]) == {"hipblaslt"}
+    assert tuned["solidx"].tolist() == winners["solution_index"].tolist()
+    back = exports.read_aiter_tuned(tmp_path / "aiter.csv")
+    assert back[["m", "n", "k", "solution_index"]].values.tolist() == \
+        winners[["m", "n", "k", "solution_index"]].values.tolist()
+
+
+def test_gemms_that_are_no_linear_call_are_left_out_and_counted(tmp_path):
+    from geko_lib.gemm import GemmProblem, GemmType
+
+    nn = GemmType("N", "N", "bf16_r", "bf16_r", "bf16_r", compute_type="f32_r")
+    tn = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", compute_type="f32_r")
+    winners = pd.DataFrame([GemmProblem(t, 64, 64, b, 64).gemm_fields() | {
+        "solution_index": 5, "solution_name": "Cijk_X", "us": 2.0}
+        for t, b in ((nn, 1), (tn, 4), (tn, 1))])
+    assert exports.write_aiter_tuned(winners, tmp_path / "a.csv", gfx="gfx950", cu_num=256) == 2
+    assert len(pd.read_csv(tmp_path / "a.csv")) == 1
+    with pytest.raises(exports.ExportError, match="gfx .* cu_num"):
+        exports.write_aiter_tuned(winners, tmp_path / "b.csv", gfx="", cu_num=256)
+
+
+@pytest.mark.parametrize("name, listed", [("rocm", True), ("sim", False), ("cuda", False)])
+def test_only_a_platform_of_real_hipblaslt_indices_lists_the_aiter_table(name, listed):
+    caps = platforms.capabilities({"platform": name, "arch": "gfx950" if name != "cuda"
+                                   else "h200"})
+    assert ("aiter_tuned" in caps.exports) is listed
