@@ -354,7 +354,7 @@ def test_configure_writes_one_yaml_per_cluster(tmp_path):
     assert decode["GemmType"]["transA"] == "T" and decode["GemmType"]["a_type"] == "bf16_r"
     # decode GEMMs get a GA each (per_size); the prefill cluster shares one
     assert decode["GA"] == {"n_gen": 3, "population": 12, "seed": 3, "per_size": True,
-                            "finalists": 4}
+                            "finalists": 4, "warm_start": True}
     assert {"template": "splitk", "split_k": 8} in decode["Space"]["kernel"]
     assert decode["Space"]["kernel"][0]["template"] == "decode_fma"  # decode family first
     assert set(decode["Space"]) == set(ctune.SPACE_KEYS)
@@ -692,3 +692,56 @@ def test_tune_ships_the_tie_winner(tmp_path, monkeypatch):
     lib = liblogic.load(next(logic.glob("*.yaml")))
     (size, index, _), = lib.size_entries()
     assert ctune.config_of(lib.solutions[lib.solution_position()[index]]) == ordered
+
+
+# --- warm start (a persistent cache of decode winners) ---------------------------------------
+
+def test_warm_cache_keeps_the_fastest_winner_per_shape_and_seeds_nearest_first(tmp_path,
+                                                                             monkeypatch):
+    from geko_lib.platforms.cuda import warm
+
+    monkeypatch.setenv(warm.CACHE_ENV, str(tmp_path))
+    shard, near = problem(1280, 16, 8192), problem(1280, 24, 8192)
+    fast = tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 16, 4, 3)
+    slow = tg.TritonConfig("decode_tma", 16, 64, 128, 1, 8, 4, 4)
+    path = warm.store("H200_env1", shard, fast, 3000.0)
+    assert path.parent == tmp_path / "cuda-warm"
+    warm.store("H200_env1", shard, slow, 2000.0)  # slower: the cached winner stays
+    warm.store("H200_env1", problem(8192, 1, 1024), slow, 1500.0)
+    assert warm.seeds("H200_env1", shard) == ([fast.to_params(), slow.to_params()], True)
+    cached, exact = warm.seeds("H200_env1", near)
+    assert cached[0] == fast.to_params() and not exact  # nearest shape first
+    # another environment (GPU, driver, cuBLASLt or Triton) reads nothing
+    assert warm.seeds("H200_env2", shard) == ([], False)
+    # another GEMM type, and configs that cannot run the shape, are no seeds
+    assert warm.seeds("H200_env1", problem(1280, 16, 8192, "N", "N"))[0] == []
+
+
+def test_warm_start_of_a_cached_shape_measures_the_seeds_and_skips_the_ga(tmp_path,
+                                                                          monkeypatch):
+    from geko_lib.platforms.cuda import warm
+
+    monkeypatch.setenv(warm.CACHE_ENV, str(tmp_path / "cache"))
+    paths = ctune.configure(gtype(), [[1280, 16, 1, 8192]], tmp_path / "configs",
+                            {"decode_n_gen": 2, "decode_population": 6})
+    tuning = ctune.TritonTuning.load(paths[0])
+    assert tuning.ga["warm_start"] is True
+    won = tg.TritonConfig("decode_tma_atomic", 16, 64, 64, 1, 32, 4, 4)
+    calls = []
+
+    def evaluate(configs, problems):
+        calls.append(len(configs))
+        return np.array([[5000.0 if c == won else 100.0 for c in configs] for _ in problems])
+
+    cold = tuning.one_size(0)
+    ctune._warm_seeds(cold, "env")  # nothing cached yet: the rule seeds, then the GA
+    assert cold.ga["n_gen"] == 2
+    ctune._tune_one_size(cold, tmp_path / "cold", evaluate, None)
+    cold_calls, calls[:] = sum(calls), []
+    warm.store("env", cold.problems[0], won, 5000.0)
+    again = tuning.one_size(0)
+    ctune._warm_seeds(again, "env")
+    assert again.seeds[0][0] == won.to_params() and again.ga["n_gen"] == 0
+    picked = ctune._tune_one_size(again, tmp_path / "warm", evaluate, None)
+    assert ctune.config_of(picked[1]) == won
+    assert sum(calls) == len(again.seeds[0]) < cold_calls  # the seeds alone, once each

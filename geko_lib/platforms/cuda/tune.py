@@ -49,7 +49,7 @@ GA_DEFAULTS = {"n_gen": 12, "population": 32, "seed": 0}
 # decode GEMMs are tuned one by one (per_size): seeds first, then a small GA of their own, then
 # the best few re-timed side by side; the evaluation budget is per GEMM, not per cluster
 DECODE_GA_DEFAULTS = {"n_gen": 3, "population": 12, "seed": 0, "per_size": True,
-                      "finalists": 4}
+                      "finalists": 4, "warm_start": True}  # warm start: warm.py
 MEASURE_DEFAULTS = {"error_threshold": None, "compile_workers": None, "repeats": 10}
 
 # search spaces per cluster: template/split-K entries move together (a GA group)
@@ -83,7 +83,7 @@ SPACE_KEYS = ("kernel", "block_m", "block_n", "block_k", "group_m", "num_warps",
 OPTIONS = ("n_gen", "population", "seed", "max_sizes_per_config", "decode_max_tokens",
            "error_threshold", "compile_workers", "repeats", "schedule_name",
            "architecture_name", "device_names", "decode_n_gen", "decode_population",
-           "finalists", "seed_library")
+           "finalists", "seed_library", "warm_start")
 IGNORED_OPTIONS = ("backend", "arch")  # the workflow passes them for every platform
 
 
@@ -242,7 +242,8 @@ def decode_ga_settings(opts: dict) -> dict:
     return {"n_gen": int(opts.get("decode_n_gen", DECODE_GA_DEFAULTS["n_gen"])),
             "population": int(opts.get("decode_population", DECODE_GA_DEFAULTS["population"])),
             "seed": int(opts.get("seed", DECODE_GA_DEFAULTS["seed"])), "per_size": True,
-            "finalists": int(opts.get("finalists", DECODE_GA_DEFAULTS["finalists"]))}
+            "finalists": int(opts.get("finalists", DECODE_GA_DEFAULTS["finalists"])),
+            "warm_start": bool(opts.get("warm_start", DECODE_GA_DEFAULTS["warm_start"]))}
 
 
 # --------------------------------------------------------------------------------------------
@@ -627,25 +628,52 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
     """Per size: its seeds, then a GA of its own (``n_gen`` x ``population`` evaluations per
     GEMM), then the best ``finalists`` re-timed side by side; (problem, solution, GFLOP/s) of
     every size that got a correct kernel."""
-    executor = None
+    executor = env = None
     if evaluate is None:
         workers = tuning.measure.get("compile_workers")
         workers = tg.default_workers() if workers is None else int(workers)
         executor = tg.make_executor(workers) if workers > 1 else None
+        if tuning.ga.get("warm_start", True):
+            from . import warm
+
+            try:
+                env = warm.environment(device)
+            except Exception as exc:  # a part of the environment cannot be read: no cache
+                log.warning("%s: no warm start (%s: %s)", tuning.name, type(exc).__name__, exc)
     chosen = []
     try:
         for index in range(len(tuning.sizes)):
             one = tuning.one_size(index)
+            if env is not None:
+                _warm_seeds(one, env)
             measurer = None if evaluate is not None else Measurer(one, build_dir, device,
                                                                   executor)
             picked = _tune_one_size(one, build_dir / f"size{index}", measurer or evaluate,
                                     measurer)
             if picked is not None:
                 chosen.append(picked)
+                if env is not None:
+                    from . import warm
+
+                    problem, sol, gflops = picked
+                    warm.store(env, problem, config_of(sol), gflops)
     finally:
         if executor is not None:
             executor.shutdown(wait=True)
     return chosen
+
+
+def _warm_seeds(one: TritonTuning, env: str) -> None:
+    """Put the warm-start cache's winners first among ``one``'s seeds; where its exact shape
+    is cached, no GA (seeds, then finalists)."""
+    from . import warm
+
+    cached, exact = warm.seeds(env, one.problems[0])
+    one.seeds = [cached + [s for s in one.seeds_of(0) if s not in cached]]
+    if exact:
+        one.ga["n_gen"] = 0
+    log.info("%s: %d warm-start seeds%s", one.name, len(cached),
+             " (this shape cached: no GA)" if exact else "")
 
 
 def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,
@@ -658,6 +686,8 @@ def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,
     if seeds:
         scores_of(seeds)
     settings = one.ga
+    if int(settings["n_gen"]) < 1:  # seeds only (a warm start of a cached shape)
+        return _pick_finalist(one, problem, scores_of.known, measurer)
     space = ga_space(one)
     progress = tune.progress_logger(one.name, total=int(settings["n_gen"]))
     try:
