@@ -39,7 +39,7 @@ import yaml
 
 from .campaign import lock as campaign_lock, progress as campaign_progress, \
     snakemake_output, start as campaign_start
-from . import files, log_setup, resources, terminal, utils, workload
+from . import files, log_setup, path_errors, platforms, resources, terminal, utils, workload
 from .platforms import detect
 from .config_schema import default, get_key, merged, schema, schema_defaults, schema_entry, set_key
 from .errors import GekoError
@@ -47,7 +47,7 @@ from .gemm import GemmError
 
 SNAKEFILE = resources.snakefile()  # the checkout's, or the installed package's
 CONFIG_NAME = "geko_config.yaml"
-HIPBLASLT_ENV = "GEKO_HIPBLASLT_PATH"
+HIPBLASLT_ENV = platforms.CHECKOUT.env
 MODES = ("search", "tune", "bench")
 LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
 
@@ -69,8 +69,16 @@ def parse_devices(text: str) -> list[int]:
 
 def absolute(text: str) -> str:
     """A path flag as an absolute path: relative paths mean the current directory, as in the
-    original, not the workdir snakemake runs in."""
-    return str(Path(text).expanduser().resolve())
+    original, not the workdir snakemake runs in (a symlink loop or a name that is not UTF-8 is
+    refused)."""
+    return str(path_errors.resolve(text))
+
+
+def unresolved(text: str) -> str:
+    """A path flag made absolute without following its symlinks: the lock directory, which
+    must not be one (``devices.check_lock_dir`` refuses it on both routes)."""
+    path_errors.check_name(text)
+    return os.path.abspath(os.path.expanduser(text))
 
 
 def enum(key: str) -> tuple:
@@ -142,7 +150,7 @@ FLAGS = (
          "max concurrent tuning jobs per device for --tune (default {default})", {"type": int}),
     Flag(("--lock-dir",), "lock_dir",
          "directory of the per-(device, slot) lock files (default: a private per-user temp "
-         "dir shared by every geko run of this user)", {"metavar": "DIR"}, absolute),
+         "dir shared by every geko run of this user; not a symlink)", {"metavar": "DIR"}, unresolved),
     Flag(("--no-verify",), "verify", "skip the numerical check of tuned kernels",
          {"action": "store_true"}, lambda given: not given),
     Flag(("--discard-results",), "discard_results",
@@ -211,10 +219,17 @@ def help_text(flag: Flag) -> str:
 
 
 def given_flags(args) -> dict[str, object]:
-    """Config key -> value of every flag on the command line (unset flags are absent)."""
-    values = vars(args)
-    return {flag.key: flag.value(values[flag.key.replace(".", "__")]) for flag in FLAGS
-            if flag.key.replace(".", "__") in values}
+    """Config key -> value of every flag on the command line (unset flags are absent); a
+    path flag's bad path is refused naming the flag."""
+    values, given = vars(args), {}
+    for flag in FLAGS:
+        dest = flag.key.replace(".", "__")
+        if dest in values:
+            try:
+                given[flag.key] = flag.value(values[dest])
+            except path_errors.PathError as exc:
+                raise UsageError(f"{flag.names[-1]} {exc}") from None
+    return given
 
 
 def flag_name(key: str) -> str:
@@ -247,12 +262,12 @@ def choose_platform(given: dict, saved: dict, environ) -> detect.Choice:
     never the sim model where real hardware is present)."""
     if "platform" in given:
         return detect.Choice(given["platform"], "", "asked for with --platform")
-    if "rocm.hipblaslt_path" in given:
-        return detect.Choice("rocm", "", "")
+    if platforms.CHECKOUT.key in given:
+        return detect.Choice(platforms.CHECKOUT.platform, "", "")
     if saved.get("platform"):
         return detect.Choice(saved["platform"], "", "the campaign's")
     if environ.get(HIPBLASLT_ENV):
-        return detect.Choice("rocm", "", "")
+        return detect.Choice(platforms.CHECKOUT.platform, "", "")
     try:
         return detect.choose(environ=environ)
     except detect.NoCheckout as exc:
@@ -314,7 +329,7 @@ def workload_config(args) -> dict:
         out["workload_inline"] = " ".join(values["inline"])
         return out
     dest = "workload_log" if "workload_log" in values else "list"
-    path = Path(values[dest]).resolve()
+    path = path_errors.resolve(values[dest], SOURCES[dest])
     if not path.is_file():
         raise UsageError(f"{SOURCES[dest]}: {path} does not exist")
     out[SOURCE_KEYS[dest]] = str(path)
@@ -346,15 +361,13 @@ def validate(config: dict) -> None:
     raise UsageError(f"{where}: {error.message}")
 
 
-def check_rocm(config: dict) -> None:
-    """A missing or unbuilt hipBLASLt checkout is refused before anything runs."""
-    from .platforms import PlatformError
-    from .platforms.rocm.install import locate
-
+def check_ready(config: dict) -> None:
+    """What the platform cannot run here (a missing or unbuilt hipBLASLt checkout) is refused
+    before anything runs."""
     try:
-        locate(config, environ=os.environ if not config["rocm"]["hipblaslt_path"] else {})
-    except PlatformError as exc:
-        raise UsageError(f"--platform rocm: {exc}") from None
+        platforms.check_ready(config)
+    except platforms.PlatformError as exc:
+        raise UsageError(f"--platform {config['platform']}: {exc}") from None
 
 
 def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
@@ -364,14 +377,17 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     environ = os.environ if environ is None else environ
     values, given = vars(args), given_flags(args)
     continuing = not any(dest in values for dest in SOURCES)
-    workdir = Path(values.get("workdir") or
-                   dt.datetime.now().strftime("geko_%Y%m%d_%H%M%S_%f")).resolve()
+    workdir = path_errors.resolve(values.get("workdir") or
+                                  dt.datetime.now().strftime("geko_%Y%m%d_%H%M%S_%f"),
+                                  "--workdir")
+    path_errors.check_directory(workdir, "--workdir")  # a file, under a file, not writable
     saved = read_saved(workdir) if continuing else {}
     mode = values.get("mode") or saved.get("mode")
     if mode is None:
         raise UsageError("give one of --search, --tune, --bench")
-    if "rocm.hipblaslt_path" in given and given.get("platform", "rocm") != "rocm":
-        raise UsageError(f"--hipblaslt is for the rocm platform, not --platform "
+    checkout = platforms.CHECKOUT
+    if checkout.key in given and given.get("platform", checkout.platform) != checkout.platform:
+        raise UsageError(f"--hipblaslt is for the {checkout.platform} platform, not --platform "
                          f"{given['platform']}")
     if values.get("until") == "configure" and mode != "tune":
         raise UsageError("--until configure is the review step of --tune (configure.py)")
@@ -395,11 +411,23 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     if not continuing:
         check_workload(config)  # fail fast
     validate(config)
-    if platform == "rocm":
-        check_rocm(config)
+    if config.get("lock_dir") and os.path.lexists(config["lock_dir"]):
+        check_lock_dir(config["lock_dir"])
+    check_ready(config)
     if mode == "bench":
         return config, "bench"
     return config, "combine" if "combine_with" in given else "final_libs"
+
+
+def check_lock_dir(lock_dir: str) -> None:
+    """An existing --lock-dir the jobs would refuse (a symlink, a file, another user's or
+    writable by others: ``devices.check_lock_dir``) is refused before anything runs."""
+    from . import devices
+
+    try:
+        devices.check_lock_dir(Path(lock_dir))
+    except devices.UnsafeLockError as exc:
+        raise UsageError(f"--lock-dir: {exc}") from None
 
 
 def saved_config(config: dict) -> dict:
@@ -443,7 +471,7 @@ def child_environment(config: dict) -> dict:
     already has, so the flag's path is passed on in that variable too; the workflow's own
     closing headline is left to this command (``terminal.COMMAND_ENV``)."""
     env = dict(os.environ, **{terminal.COMMAND_ENV: "1"})
-    path = (config.get("rocm") or {}).get("hipblaslt_path")
+    path = platforms.checkout_path(config)
     if path:
         env[HIPBLASLT_ENV] = path
     return env
@@ -452,7 +480,8 @@ def child_environment(config: dict) -> dict:
 def report_path(values: dict, workdir: Path) -> Path | None:
     if "report" not in values:
         return None
-    return Path(values["report"]).resolve() if values["report"] else workdir / "report.html"
+    return (path_errors.resolve(values["report"], "--report") if values["report"]
+            else workdir / "report.html")
 
 
 SUBCOMMANDS = ("status", "coverage")
@@ -510,8 +539,9 @@ def status_main(argv: list[str]) -> int:
 
     args = status_parser().parse_args(argv)
     try:
-        report = status.collect(args.workdir, args.config)
-    except status.StatusError as exc:
+        with path_errors.translated():
+            report = status.collect(args.workdir, args.config)
+    except (status.StatusError, path_errors.PathError) as exc:
         print(f"geko status: error: {exc}", file=sys.stderr)
         return 2
     _print(_dump_json(report) if args.json else status.format_text(report))
@@ -524,9 +554,11 @@ def coverage_main(argv: list[str]) -> int:
 
     args = coverage_parser().parse_args(argv)
     try:
-        report = coverage.coverage(args.library, args.workload, timings=args.timings,
-                                   arch=args.arch)
-    except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError) as exc:
+        with path_errors.translated():
+            report = coverage.coverage(args.library, args.workload, timings=args.timings,
+                                       arch=args.arch)
+    except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError,
+            path_errors.PathError) as exc:
         print(f"geko coverage: error: {exc}", file=sys.stderr)
         return 2
     _print(_dump_json(report) if args.json else coverage.format_text(report, top=args.top))
@@ -540,6 +572,13 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:argv.index("--")], argv[argv.index("--") + 1:]
 
 
+def check_installed() -> None:
+    if not SNAKEFILE.is_file():
+        raise UsageError(f"workflow not found at {SNAKEFILE}: this geko was installed "
+                         "without its workflow files; reinstall it from a checkout "
+                         "(pip install . or pip install -e .)")
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
@@ -547,13 +586,11 @@ def main(argv=None) -> int:
     own, extra = split_argv(argv)
     args = parser().parse_args(own)
     values = vars(args)
+    notes: list[str] = []
     try:
-        if not SNAKEFILE.is_file():
-            raise UsageError(f"workflow not found at {SNAKEFILE}: this geko was installed "
-                             "without its workflow files; reinstall it from a checkout "
-                             "(pip install . or pip install -e .)")
-        notes: list[str] = []
-        config, target = build_config(args, notes=notes)
+        with path_errors.translated():  # the system's refusals of a path: one line naming it
+            check_installed()
+            config, target = build_config(args, notes=notes)
     except (GekoError, workload.WorkloadError, GemmError) as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
@@ -562,13 +599,15 @@ def main(argv=None) -> int:
     # the first line: is this a model, and why this platform
     terminal.say(terminal.platform_notice(config, notes[0] if notes else ""))
     workdir = Path(config["workdir"])
-    with contextlib.ExitStack() as held:  # the workdir is this command's until snakemake ends
-        try:  # before anything in the workdir changes (geko_lib.campaign.start)
+    try:
+        with path_errors.translated(), contextlib.ExitStack() as held:
+            # the workdir is this command's until snakemake ends; checked before anything in
+            # it changes (geko_lib.campaign.start)
             held.enter_context(campaign_start.before_command(workdir, config))
-        except GekoError as exc:
-            print(f"geko: error: {exc}", file=sys.stderr)
-            return 2
-        return run_workflow(workdir, config, target, values, extra)
+            return run_workflow(workdir, config, target, values, extra)
+    except GekoError as exc:
+        print(f"geko: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def run_workflow(workdir: Path, config: dict, target: str, values: dict,

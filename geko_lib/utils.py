@@ -34,7 +34,12 @@ def build_tensilelite_client(hipblaslt_path, build_dir="build_tmp", arch: str = 
     if hipblaslt_path is None:
         raise GekoError("build_tensilelite_client needs a hipBLASLt checkout (hipblaslt_path): "
                         "the client is built from its tensilelite/")
-    install = locate({"rocm": {"hipblaslt_path": str(hipblaslt_path)}}, environ={})
+    from .config_schema import set_key
+    from .platforms import CHECKOUT
+
+    config: dict = {}
+    set_key(config, CHECKOUT.key, str(hipblaslt_path))
+    install = locate(config, environ={})
     return ensure_client(install.tensilelite, Path(build_dir), install.git_hash, arch,
                          python=python)
 

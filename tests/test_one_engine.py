@@ -113,3 +113,35 @@ def test_keep_rule_is_one_function():
     assert not bool(analysis.keeps(True, 2.0, 0.03, 1.03, 0.03))
     assert not bool(analysis.keeps(True, 2.0, float("nan"), 1.03, 0.03))
 
+
+
+def _string_constants(tree):
+    """String constants of a module that are not docstrings."""
+    import ast
+
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docstrings]
+
+
+def test_no_module_outside_platforms_knows_a_platform_by_name():
+    """Platform names are what the registry answers: nothing outside geko_lib/platforms/ compares
+    with one or keys a table by one (phrases that merely mention one are fine)."""
+    import ast
+
+    from geko_lib import platforms
+
+    names = set(platforms.REGISTRY)
+    found = []
+    for path in sorted((ROOT / "geko_lib").rglob("*.py")):
+        if "platforms" in path.relative_to(ROOT / "geko_lib").parts:
+            continue
+        tree = ast.parse(path.read_text())
+        found += [f"{path.relative_to(ROOT)}:{n.lineno}: {n.value!r}"
+                  for n in _string_constants(tree) if n.value in names]
+    assert not found, "\n".join(found)

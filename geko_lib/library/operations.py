@@ -49,8 +49,9 @@ def create(hipblaslt_path=None, lib_dir=None, out_dir="build", version: str = "5
 
     if lib_dir is None:
         raise TypeError("create() needs lib_dir")
-    # the code-object version is the rocm platform's setting; the others have no such thing
-    config["rocm"] = dict(config.get("rocm") or {}, code_object_version=str(version))
+    # the code-object version is a setting of the checkout's platform; the others have none
+    section = platforms.CHECKOUT.platform
+    config[section] = dict(config.get(section) or {}, code_object_version=str(version))
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     return plat.create_library(Path(lib_dir), Path(out_dir))
 
@@ -286,7 +287,7 @@ def merge(hipblaslt_path, orig_dir, inc_dir, output_dir, eff: bool = False,
     if hipblaslt_path is None:
         raise LibraryError("merge() runs TensileMergeLibrary of a hipBLASLt checkout: give "
                            "hipblaslt_path")
-    plat = platforms.resolve(hipblaslt_path, "rocm", **config)
+    plat = platforms.resolve(hipblaslt_path, platforms.CHECKOUT.platform, **config)
     return library_build.merge_libraries(plat.install.tensilelite, Path(orig_dir),
                                          Path(inc_dir), Path(output_dir), python=plat.python,
                                          eff=eff, force=force)

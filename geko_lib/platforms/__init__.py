@@ -111,6 +111,33 @@ class Capabilities:
 MODEL = "sim"
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """The vendor checkout that selects its platform, as the original's hipBLASLt path does:
+    where it is given (a config key, an environment variable) and which platform it selects."""
+
+    platform: str
+    key: str  # config key (section.key)
+    env: str  # environment variable
+
+
+CHECKOUT = Checkout("rocm", "rocm.hipblaslt_path", "GEKO_HIPBLASLT_PATH")
+
+
+def checkout_path(config: dict) -> str | None:
+    """The checkout a config names (None where none)."""
+    section, _, key = CHECKOUT.key.partition(".")
+    return (config.get(section) or {}).get(key) or None
+
+
+def check_ready(config: dict, environ=None) -> None:
+    """Refuse, before anything runs, a campaign its platform cannot run here (rocm: a missing,
+    unbuilt or client-less checkout); platforms with nothing to check accept every config."""
+    check = getattr(platform_class(name_of(config)), "check_ready", None)
+    if check is not None:
+        check(config, environ)
+
+
 def name_of(config: dict) -> str:
     """The campaign's platform: its config's, else the schema default."""
     from ..config_schema import default

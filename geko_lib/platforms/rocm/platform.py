@@ -118,6 +118,16 @@ class RocmPlatform:
                             integrate=True, combine=False, ceilings=ceilings)
 
     @classmethod
+    def check_ready(cls, config: dict, environ=None) -> None:
+        """The checkout is there and built (locate); a path given in the config wins over the
+        environment's."""
+        import os as _os
+
+        if environ is None:
+            environ = _os.environ if not (config.get("rocm") or {}).get("hipblaslt_path") else {}
+        locate(config, environ=environ)
+
+    @classmethod
     def for_checkout(cls, hipblaslt_path, config: dict) -> "RocmPlatform":
         """The platform on the checkout a call names: it wins over GEKO_HIPBLASLT_PATH."""
         return cls.from_config(config, environ=dict(os.environ, **{ENV_VAR: str(hipblaslt_path)}))
