@@ -6,7 +6,8 @@ when the last descriptor closes, including on SIGKILL, so a crashed job never le
 the lock file itself stays behind and only records the last holder for ``geko status``.
 
 The lock directory is private: created 0700, and checked on every use to be a real directory (not
-a symlink) owned by this user and writable by nobody else. Lock files are opened with O_NOFOLLOW.
+a symlink) owned by this user and writable by nobody else. Lock files are opened with O_NOFOLLOW
+and refused when they have another name (a hard link), which writing the holder would change.
 Otherwise another user of a shared machine could plant a symlink where a lock file will be and
 make geko truncate the file it points to, or hold every slot to stall our jobs.
 """
@@ -105,12 +106,26 @@ def _open_lock_file(path: Path, create: bool) -> int | None:
             raise UnsafeLockError(f"lock file {path} is a symlink; refusing to open it "
                                   "(its target is left untouched)") from None
         raise
+    try:
+        check_lock_file(fd, path)
+    except UnsafeLockError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def check_lock_file(fd: int, path) -> None:
+    """Refuse an open lock file geko would overwrite (it records its holder there) that is no
+    regular file of this user's, or that has another name: a hard link to it elsewhere (a
+    file of the user's, planted or by mistake) would be overwritten too."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-        os.close(fd)
         raise UnsafeLockError(f"lock file {path} is not a regular file owned by this user; "
                               "refusing to use it")
-    return fd
+    if info.st_nlink != 1:
+        raise UnsafeLockError(f"lock file {path} has {info.st_nlink} hard links (another name "
+                              "for the same file); refusing to write into it, which would "
+                              "change that file too (remove the lock file; it is recreated)")
 
 
 def _flock_now(fd: int) -> bool:

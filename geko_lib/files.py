@@ -28,20 +28,29 @@ def _remove_quietly(path: Path) -> None:
 
 def write_bytes(path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically. When anything fails (a full disk, an interrupt) the
-    temporary file is removed and ``path`` keeps its previous content."""
+    temporary file is removed and ``path`` keeps its previous content; an OSError names
+    ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(path)
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _write_durably(tmp, data)
         os.replace(tmp, path)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        # name the file being written (not its temporary name, nor none: a failed write(2))
+        raise OSError(exc.errno, exc.strerror, os.path.abspath(path)) from exc
     except BaseException:
         _remove_quietly(tmp)
         raise
     return path
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def write_text(path, text: str) -> Path:

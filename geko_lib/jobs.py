@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from .campaign import state as campaign_state, integrity
-from . import devices, log_setup, phases, platforms, progress
+from . import devices, log_setup, path_errors, phases, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
@@ -67,15 +67,22 @@ def setup_logging(log_path, verbosity: int) -> None:
 
 
 def run(main, smk) -> None:
-    """Run ``main(smk)`` with logging to the job log; user errors end the job with one clear
-    line (exit 1) instead of a traceback."""
-    setup_logging(smk.log[0] if smk.log else None, smk.config["verbosity"])
+    """Run ``main(smk)`` with logging to the job log; user errors, and the system's refusals of
+    a path (``path_errors``), end the job with one clear line (exit 1) instead of a
+    traceback."""
+    try:
+        with path_errors.translated():  # a job log that cannot be written
+            setup_logging(smk.log[0] if smk.log else None, smk.config["verbosity"])
+    except USER_ERRORS as exc:
+        print(f"geko: error: {exc}", file=sys.stderr)
+        sys.exit(1)
     log.debug("rule %s: input %s, output %s", smk.rule, list(smk.input), list(smk.output))
     try:
-        campaign = check_inputs(smk)
-        before = _beside_outputs(smk)
-        main(smk)
-        stamp_outputs(smk, campaign, before)
+        with path_errors.translated():  # a full disk, a read-only workdir: one line naming it
+            campaign = check_inputs(smk)
+            before = _beside_outputs(smk)
+            main(smk)
+            stamp_outputs(smk, campaign, before)
     except USER_ERRORS as exc:
         log.error("%s", exc)
         sys.exit(1)
@@ -244,7 +251,8 @@ def _supervised_child(fn) -> None:
     os.setpgid(0, 0)  # its own process group, so a kill takes its children too
     _die_with_parent()
     try:
-        fn()
+        with path_errors.translated():
+            fn()
     except USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(1)

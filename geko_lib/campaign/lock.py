@@ -21,6 +21,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from ..devices import check_lock_file
 from ..errors import GekoError
 from .snakemake_records import snakemake_locks, snakemake_processes
 
@@ -50,6 +51,7 @@ def hold(workdir):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
+        check_lock_file(fd, path)  # it is rewritten below: never a hard link to another file
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -1,0 +1,131 @@
+"""Paths a user gave or a job writes, and what is wrong with one, in one line.
+
+The operating system's refusals (a full disk, a read-only directory, a symlink loop, a part of a
+path that is a file) reach geko as ``OSError`` (and, for a loop met by ``Path.resolve`` before
+Python 3.13, as ``RuntimeError``). :func:`translated` is the one place that turns them into a
+:class:`PathError` naming the path and what is wrong; the entry points (the ``geko`` command and
+its subcommands, every workflow job through ``jobs.run``) run inside it, so no traceback reaches
+a user. :func:`resolve`, :func:`check_name` and :func:`check_directory` refuse a bad path given
+on the command line before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+from .errors import GekoError
+
+
+class PathError(GekoError):
+    """A path that cannot be used: its message names it and says why."""
+
+
+# what each refusal means, in words (others: the system's own text)
+WHAT = {
+    errno.ENOSPC: "no space left on the device (disk full); free some and rerun: what was "
+                  "written before is kept",
+    errno.EDQUOT: "disk quota exceeded; free some and rerun: what was written before is kept",
+    errno.EROFS: "is on a read-only file system",
+    errno.EACCES: "permission denied (not writable or not readable by this user)",
+    errno.EPERM: "operation not permitted",
+    errno.ELOOP: "is a symlink loop (a symbolic link that leads back to itself)",
+    errno.ENOTDIR: "a part of this path is a file, not a directory",
+    errno.EISDIR: "is a directory, not a file",
+    errno.ENOENT: "does not exist",
+    errno.ENAMETOOLONG: "name too long",
+    errno.EEXIST: "already exists",
+}
+
+
+def shown(path) -> str:
+    """A path as printable text: bytes that are not UTF-8 (kept by Python as surrogates) are
+    written as \\xNN escapes."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "backslashreplace")
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def describe(exc: OSError, path=None) -> str:
+    """``PATH: what is wrong`` for an OSError (``path`` where the error names none)."""
+    name = exc.filename if exc.filename is not None else path
+    what = WHAT.get(exc.errno) or (exc.strerror or str(exc)).lower()
+    if exc.filename2 is not None:
+        what += f" (with {shown(exc.filename2)})"
+    return f"{shown(name)}: {what}" if name is not None else what
+
+
+def from_os_error(exc: OSError, path=None) -> PathError:
+    return PathError(describe(exc, path))
+
+
+def _is_loop(exc: RuntimeError) -> bool:
+    return "Symlink loop" in str(exc)
+
+
+@contextlib.contextmanager
+def translated():
+    """Run the block with the system's refusals told as a :class:`PathError` (one line naming
+    the path); a non-UTF-8 name that reaches a file's text is refused too."""
+    try:
+        yield
+    except PathError:
+        raise
+    except OSError as exc:
+        raise from_os_error(exc) from None
+    except RuntimeError as exc:
+        if not _is_loop(exc):
+            raise
+        raise PathError(f"{str(exc).removeprefix('Symlink loop from ').strip(chr(39))}: "
+                        f"{WHAT[errno.ELOOP]}") from None
+    except UnicodeEncodeError as exc:
+        if exc.reason != "surrogates not allowed":
+            raise
+        raise PathError(f"a file name that is not UTF-8 ({exc.object[max(exc.start - 40, 0):exc.end + 40]!a}): "
+                        "geko records paths in UTF-8 files; rename it") from None
+
+
+def _named(flag: str, path) -> str:
+    return f"{flag} {shown(path)}" if flag else shown(path)
+
+
+def check_name(path, flag: str = "") -> None:
+    """Refuse a path whose name is not UTF-8: geko writes every path it is given into its
+    config and state files, which are UTF-8."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathError(f"{_named(flag, path)}: the name is not valid UTF-8 (geko records paths "
+                        "in UTF-8 files); rename it") from None
+
+
+def resolve(path, flag: str = "") -> Path:
+    """``path`` made absolute with its symlinks followed; a loop or a name that is not UTF-8
+    is refused naming the flag and the path."""
+    check_name(path, flag)
+    try:
+        with translated():
+            return Path(path).expanduser().resolve()
+    except PathError as exc:
+        raise PathError(f"{flag} {exc}" if flag else str(exc)) from None
+
+
+def check_directory(path: Path, flag: str = "") -> None:
+    """Refuse a directory geko is to write into that is a file, lies under a file, or cannot
+    be written, before anything is written."""
+    path = Path(path)
+    if os.path.lexists(path) and not path.is_dir():
+        raise PathError(f"{_named(flag, path)}: is a file, not a directory")
+    for parent in path.parents:
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                raise PathError(f"{_named(flag, path)}: {shown(parent)} is a file, not a "
+                                "directory, so nothing can be created under it")
+            break
+    existing = path if path.is_dir() else next(p for p in path.parents if p.is_dir())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "" if existing == path else f" ({shown(existing)}, where it would be created)"
+        raise PathError(f"{_named(flag, path)}: is not writable by this user{what}")

@@ -1,0 +1,236 @@
+"""Paths (issue 24): a symlinked --lock-dir, a hard-linked lock file, symlink loops, a workdir
+that is a file or under one, a read-only workdir, a full disk in a phase, names that are not
+UTF-8. Each is refused with one line naming the path and what is wrong, exit non-zero, nothing
+lost and no traceback: through the ``geko`` command in process (before snakemake starts) and
+through the workflow's phases run in process as their jobs run them (``phases.run``)."""
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from geko_lib import cli, devices, files, phases
+from geko_lib.bench import summary
+from geko_lib.campaign import layout, progress as campaign_progress, state
+
+INLINE = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]
+
+
+@pytest.fixture(autouse=True)
+def no_snakemake(monkeypatch):
+    """Every case here is refused before the workflow would run."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("snakemake was started")
+    monkeypatch.setattr(campaign_progress, "call", refuse)
+
+
+def _geko(capsys, *argv) -> str:
+    """The one line ``geko`` prints, checked to be one line without a traceback and a
+    non-zero exit."""
+    code = cli.main(["--bench", "--platform", "sim", *argv])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("geko: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _loop(tmp_path) -> Path:
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    return tmp_path / "loop_a"
+
+
+# --- the lock directory and lock files --------------------------------------------------------
+
+def test_symlinked_lock_dir_is_refused_by_geko_as_by_the_jobs(tmp_path, capsys):
+    target = tmp_path / "real_locks"
+    target.mkdir(mode=0o700)
+    link = tmp_path / "locks"
+    link.symlink_to(target)
+    line = _geko(capsys, *INLINE, "-w", str(tmp_path / "w"), "--lock-dir", str(link))
+    assert f"{link} is a symlink" in line and "--lock-dir" in line
+    # the jobs (the snakemake route) refuse the same path the same way
+    with pytest.raises(devices.UnsafeLockError, match=f"{link} is a symlink"):
+        with devices.lease([0], lock_dir=str(link), namespace="sim", timeout=1):
+            pass
+    assert not list(target.iterdir()) and not (tmp_path / "w").exists()
+
+
+def test_a_lock_dir_given_relative_is_kept_unresolved(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert cli.unresolved("link") == str(tmp_path / "link")
+
+
+def test_hard_linked_device_lock_file_is_refused_and_the_other_name_untouched(tmp_path):
+    lock_dir = tmp_path / "locks"
+    lock_dir.mkdir(mode=0o700)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    os.link(precious, lock_dir / "sim-dev0-slot0.lock")
+    with pytest.raises(devices.UnsafeLockError, match="has 2 hard links"):
+        with devices.lease([0], lock_dir=lock_dir, namespace="sim", timeout=1):
+            pass
+    assert precious.read_text() == "keep me\n"
+
+
+def test_hard_linked_command_lock_is_refused_by_geko_and_the_other_name_untouched(
+        tmp_path, capsys):
+    workdir = tmp_path / "w"
+    (workdir / ".snakemake").mkdir(parents=True)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    os.link(precious, workdir / ".snakemake" / "geko_command.lock")
+    line = _geko(capsys, *INLINE, "-w", str(workdir))
+    assert "geko_command.lock has 2 hard links" in line
+    assert precious.read_text() == "keep me\n"
+
+
+# --- paths given on the command line ----------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--workload-log", "--list", "--workdir", "--combine_with"])
+def test_symlink_loop_is_refused_naming_the_flag_and_path(tmp_path, capsys, flag):
+    loop = _loop(tmp_path)
+    source = [] if flag in ("--workload-log", "--list") else INLINE
+    workdir = [] if flag == "--workdir" else ["-w", str(tmp_path / "w")]
+    line = _geko(capsys, *source, *workdir, flag, str(loop))
+    assert f"{flag} {loop}: is a symlink loop" in line
+    assert not (tmp_path / "w").exists()
+
+
+def test_workdir_that_is_a_file_is_refused_and_the_file_kept(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_text("mine\n")
+    line = _geko(capsys, *INLINE, "-w", str(path))
+    assert line.endswith(f"--workdir {path}: is a file, not a directory")
+    assert path.read_text() == "mine\n"
+
+
+def test_workdir_under_a_file_is_refused_naming_the_file(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_text("mine\n")
+    line = _geko(capsys, *INLINE, "-w", str(path / "run" / "one"))
+    assert f"--workdir {path / 'run' / 'one'}: {path} is a file, not a directory" in line
+    assert path.read_text() == "mine\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_read_only_workdir_is_refused(tmp_path, capsys):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    workdir.chmod(0o555)
+    try:
+        line = _geko(capsys, *INLINE, "-w", str(workdir))
+    finally:
+        workdir.chmod(0o755)
+    assert f"--workdir {workdir}: is not writable by this user" in line
+    assert not list(workdir.iterdir())
+
+
+def _fail_writes(monkeypatch, code: int, under=None):
+    """The atomic writer's write fails as the system's would (a full disk, a read-only file
+    system: an OSError naming no file) for files under ``under`` (every file where None)."""
+    real = files._write_durably
+
+    def failing(path, data):
+        if under is None or Path(path).resolve().is_relative_to(under):
+            raise OSError(code, os.strerror(code))
+        return real(path, data)
+    monkeypatch.setattr(files, "_write_durably", failing)
+
+
+@pytest.mark.parametrize("code, what", [(errno.EROFS, "is on a read-only file system"),
+                                        (errno.ENOSPC, "no space left on the device"),
+                                        (errno.EACCES, "permission denied")])
+def test_a_workdir_that_cannot_be_written_is_one_line_naming_the_file(
+        tmp_path, capsys, monkeypatch, code, what):
+    _fail_writes(monkeypatch, code)
+    workdir = tmp_path / "w"
+    line = _geko(capsys, *INLINE, "-w", str(workdir))
+    assert f"{workdir / cli.CONFIG_NAME}: {what}" in line
+
+
+def test_name_that_is_not_utf8_is_refused_naming_it_escaped(tmp_path, capsys):
+    raw = os.fsencode(tmp_path) + b"/caf\xe9.yaml"
+    Path(os.fsdecode(raw)).write_text("- {M: 1}\n")
+    line = _geko(capsys, "--workload-log", os.fsdecode(raw), "-w", str(tmp_path / "w"))
+    assert f"--workload-log {tmp_path}/caf\\xe9.yaml: the name is not valid UTF-8" in line
+    line = _geko(capsys, *INLINE, "-w", os.fsdecode(os.fsencode(tmp_path) + b"/w\xff"))
+    assert "w\\xff: the name is not valid UTF-8" in line
+
+
+def test_subcommands_tell_a_symlink_loop_in_one_line(tmp_path, capsys):
+    loop = _loop(tmp_path)
+    code = cli.main(["coverage", "--library", str(loop), "--workload", str(loop)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert str(loop) in err
+
+
+# --- a full disk in the workflow's phases -----------------------------------------------------
+
+PHASE_ORDER = ("ingest", "baseline_part", "baseline", "summarize")
+
+
+def _bench_jobs(tmp_path) -> list[tuple[str, phases.Job]]:
+    """The bench phases of a 1-GEMM inline workload, as the workflow hands them their files."""
+    config = state.with_defaults({
+        "platform": "sim", "arch": "gfx950", "devices": [0], "mode": "search",
+        "lock_dir": str(tmp_path / "locks"), "workload_inline": " ".join(INLINE[1:]),
+        "bench_timing": "duration", "bench_duration": 0.01})
+    part = summary.part_names(1, 1)[0]
+    stem = layout.benchmark_stem("inline", config["workload_inline"])
+    log = lambda name: [f"logs/{name}.log"]
+    return [
+        ("ingest", phases.Job("ingest", phases.Paths(), phases.Paths(layout.WORKLOAD), config,
+                              params=phases.Paths(kind="inline", value=INLINE[1:]),
+                              log=log("ingest"))),
+        ("baseline", phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
+                                phases.Paths(layout.fill(layout.BASELINE_PART, part=part)),
+                                config, wildcards=phases.Paths(part=part),
+                                log=log(f"baseline/{part}"))),
+        ("baseline_merge", phases.Job(
+            "baseline", phases.Paths(workload=layout.WORKLOAD,
+                                     parts=[layout.fill(layout.BASELINE_PART, part=part)]),
+            phases.Paths(table=layout.BASELINE, bench_log=layout.fill(layout.BENCH_LOG, stem=stem),
+                         bench_out=layout.fill(layout.BENCH_OUT, stem=stem)),
+            config, params=phases.Paths(duration=0.01, rotating_mb=config["rotating_mb"]),
+            log=log("baseline"))),
+        ("summarize", phases.Job("summarize", phases.Paths(workload=layout.WORKLOAD,
+                                                           baseline=[layout.BASELINE]),
+                                 phases.Paths(summary=layout.SUMMARY, gemms="gemms.csv"),
+                                 config, params=phases.Paths(keep_thr=0.5), log=log("summarize"))),
+    ]
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "logs" not in p.parts}
+
+
+def test_full_disk_in_each_phase_is_one_line_in_its_log_and_nothing_lost(
+        tmp_path, monkeypatch, capsys):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    jobs_ = _bench_jobs(tmp_path)
+    for phase, job in jobs_:  # a first run writes every output
+        phases.run(job, phase)
+    before = _snapshot(workdir)
+    assert layout.SUMMARY in before
+    _fail_writes(monkeypatch, errno.ENOSPC, under=workdir)
+    for phase, job in jobs_:
+        with pytest.raises(SystemExit) as ended:
+            phases.run(job, phase)
+        assert ended.value.code == 1
+        text = Path(job.log[0]).read_text()
+        errors = [line for line in text.splitlines() if "ERROR" in line]
+        assert "Traceback" not in text and len(errors) == 1, text
+        written = next(iter(job.output))
+        assert f"{workdir / written}: no space left on the device" in errors[0]
+        assert _snapshot(workdir) == before, phase  # every earlier output as it was
+    assert "Traceback" not in capsys.readouterr().err
