@@ -268,3 +268,15 @@ def test_search_a_clear_winner_is_not_retimed(monkeypatch):
                                           "lt_y": [6.5]})
     assert len(gpu.rounds) == 1
     assert rows.loc[["lt_x", "lt_y"], "eligible"].all()
+
+
+def test_configure_takes_the_workflow_s_gemm_config(tmp_path):
+    from geko_lib.schemas import GemmConfig
+
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    sizes = [[1280, 16, 1, 8192], [8192, 1, 1, 1024]]
+    paths = platform.configure(GemmConfig(BF16_TN, sizes), tmp_path / "a", "h200", {})
+    again = platform.configure((BF16_TN, sizes), tmp_path / "b", "h200", {})
+    assert [p.name for p in paths] == [p.name for p in again] == ["BBS_TN_0.yaml"]
+    assert yaml.safe_load(paths[0].read_text().split("\n", 1)[1])["Sizes"] == \
+        [[8192, 1, 1, 1024], [1280, 16, 1, 8192]]

@@ -453,7 +453,9 @@ class CudaPlatform:
     def configure(self, gemm_config, out_dir, arch, options):
         from . import tune
 
-        gemm_type, sizes = gemm_config
+        # a GemmConfig (what the workflow's configure phase passes) or (GemmType, sizes)
+        gemm_type, sizes = ((gemm_config.gemm_type, gemm_config.sizes)
+                            if hasattr(gemm_config, "gemm_type") else gemm_config)
         return tune.configure(gemm_type, sizes, Path(out_dir), {**self.tune_options,
                                                                  **(options or {})})
 
