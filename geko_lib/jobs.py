@@ -196,16 +196,23 @@ def _written_beside(file_outputs: list[str], before: dict[Path, int]) -> list[Pa
 @contextlib.contextmanager
 def on_device(config: dict, n_slots: int = 1):
     """(platform, device id) for the duration of a GPU job; ``n_slots`` jobs may share a device
-    (tuning jobs overlap compilation with another job's timing). The log's ``leased`` and
-    ``freed`` lines carry epoch seconds taken inside the lock, so lease intervals can be
-    audited from the job logs (bench/bench_fanout.py)."""
+    (tuning jobs overlap compilation with another job's timing)."""
+    with on_lease(config, n_slots) as (platform, lease):
+        yield platform, lease.device
+
+
+@contextlib.contextmanager
+def on_lease(config: dict, n_slots: int = 1):
+    """(platform, devices.Lease: device and slot) for the duration of a GPU job. The log's
+    ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
+    intervals can be audited from the job logs (bench/bench_fanout.py)."""
     platform = platforms.get(config)
     with devices.lease(config["devices"], n_slots=n_slots, lock_dir=config.get("lock_dir") or None,
                        namespace=platform.name) as lease:
         what = (platform.name, lease.device, lease.slot)
         log.info("leased %s device %d slot %d at %.3f", *what, time.time())
         try:
-            yield platform, lease.device
+            yield platform, lease
         finally:
             log.info("freed %s device %d slot %d at %.3f", *what, time.time())
 

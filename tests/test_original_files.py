@@ -136,3 +136,68 @@ def test_analyze_phase_writes_the_original_columns_and_dashboard_data(tmp_path, 
     assert dashboard.loc[0, "solution_name"] == TUNED_KERNEL  # the original's kernel column
     assert dashboard.loc[0, "solution_index"] == 107 and dashboard.loc[0, "solution"] == "sol0t"
     assert dashboard.loc[0, "us"] == pytest.approx(10.0 / 1.2)
+
+
+def _watch_running_jobs(monkeypatch, tuning_dir: Path, seen: Path) -> Path:
+    """``seen``: every line running_jobs.log holds right after the GA reports a generation
+    (a file: the workflow's job runs in a child process)."""
+    from geko_lib.tuning import running_jobs
+
+    report = running_jobs.generation
+    monkeypatch.setattr(running_jobs, "REFRESH_S", 0.0)
+
+    def spy(n_gen):
+        report(n_gen)
+        with open(seen, "a") as handle:
+            handle.write((tuning_dir / running_jobs.FILE).read_text())
+    monkeypatch.setattr(running_jobs, "generation", spy)
+    return seen
+
+
+def _short_ga(monkeypatch) -> None:
+    """Four generations where a tuning YAML names none (the GA's default is longer)."""
+    from geko_lib.tuning import ga
+
+    monkeypatch.setattr(ga.GAConfig, "n_gen", 4)
+
+
+def _running_lines(seen: Path, device: str, log: str) -> None:
+    fields = [_line_fields(line) for line in seen.read_text().splitlines()]
+    assert fields and {f["device"] for f in fields} == {device}
+    assert {f["log"] for f in fields} == {f"'{log}'"}
+    generations = [int(f["n_gen"]) for f in fields]
+    assert generations == sorted(generations) and generations[0] >= 1 and generations[-1] == 4
+
+
+def _line_fields(line: str) -> dict:
+    return dict(part.split("=", 1) for part in line.split(" | "))
+
+
+def test_api_optimize_keeps_running_jobs_log(tmp_path, monkeypatch):
+    out = tmp_path / "optimizations"
+    yamls = optim.configure(gemm_configs=[GemmConfig(BBS_TN, SIZES[:1])], output_dir=out,
+                            arch="gfx950", platform="sim")
+    _short_ga(monkeypatch)
+    seen = _watch_running_jobs(monkeypatch, out, tmp_path / "seen")
+    finished = optim.run(tuning_dir=out, devices=[3], n_slots=2, platform="sim",
+                         lock_dir=str(tmp_path / "locks"))
+    assert len(finished) == len(yamls) == 1
+    _running_lines(seen, "3", out / f"build_{yamls[0].stem}")
+    assert (out / "running_jobs.log").read_text() == ""  # nothing runs any more
+
+
+def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch):
+    workdir, config = configure_workdir(tmp_path, monkeypatch)
+    yamls = terminal.tuning_yamls(workdir)[:1]
+    _short_ga(monkeypatch)
+    seen = _watch_running_jobs(monkeypatch, Path(layout.TUNING_DIR), tmp_path / "seen")
+    name = yamls[0].stem
+    job = phases.Job("optimize", phases.Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
+                     phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)),
+                     dict(config, devices=[5]), wildcards=phases.Paths(cfg=name),
+                     log=[f"logs/optimize/{name}.log"])
+    job.resources = phases.Paths(attempt=1)
+    phases.run(job, "optimize")
+    assert any((workdir / layout.fill(layout.BUILD_LOGIC, cfg=name)).iterdir())
+    _running_lines(seen, "5", f"logs/optimize/{name}.log")
+    assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""

@@ -16,7 +16,7 @@ from .. import files, original_columns, platforms
 from ..campaign import layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
-from ..tuning import optimize as tuning_jobs
+from ..tuning import optimize as tuning_jobs, running_jobs
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -70,7 +70,7 @@ def tuning_files(tuning_dir) -> list[Path]:
     return sorted(found, key=index)
 
 
-def _optimize_one(plat, tuning_yaml: Path, device: int) -> Path:
+def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
     build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
     state = tuning_jobs.build_state(build)
     if state == "completed":
@@ -79,7 +79,10 @@ def _optimize_one(plat, tuning_yaml: Path, device: int) -> Path:
         tuning_jobs.clean_for_retry(build)  # a checkpoint survives: the GA resumes from it
     build.mkdir(parents=True, exist_ok=True)
     try:
-        return plat.optimize(tuning_yaml, build, device)
+        # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
+        # logger, the tuner's own log (rocm) lies in that dir
+        with running_jobs.entry(tuning_yaml.parent, tuning_yaml.stem, device, slot, build):
+            return plat.optimize(tuning_yaml, build, device)
     except GekoError:
         tuning_jobs.bump_failcount(build)
         raise
@@ -98,24 +101,24 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     if not yamls:
         raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
     slots: queue.Queue = queue.Queue()
-    for _ in range(max(1, n_slots)):
+    for slot in range(max(1, n_slots)):
         for device in devices:
-            slots.put(device)
+            slots.put((device, slot))
     failed: dict[str, str] = {}
 
     def work(tuning_yaml: Path) -> Path | None:
-        device = slots.get()
+        device, slot = slots.get()
         try:
             for attempt in range(2 if retry else 1):
                 try:
-                    return _optimize_one(plat, tuning_yaml, device)
+                    return _optimize_one(plat, tuning_yaml, device, slot)
                 except GekoError as exc:
                     log.warning("%s failed on device %d (attempt %d): %s", tuning_yaml.name,
                                 device, attempt + 1, exc)
                     failed[tuning_yaml.name] = str(exc)
             return None
         finally:
-            slots.put(device)
+            slots.put((device, slot))
 
     with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
         done = list(pool.map(work, yamls))

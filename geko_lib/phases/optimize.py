@@ -1,13 +1,14 @@
 """optimizations/<cfg>.yaml -> optimizations/build_<cfg>/3_LibraryLogic on a leased device
 slot, supervised: a job whose log stops growing for stall_timeout seconds is killed. A job that
 fails its last attempt (1 + tune_retries, or 1 with retry off) is skipped: an empty
-3_LibraryLogic, its name in optimizations/failed_jobs.log (geko_lib.failures)."""
+3_LibraryLogic, its name in optimizations/failed_jobs.log (geko_lib.failures). While it runs
+its line is in optimizations/running_jobs.log (geko_lib.tuning.running_jobs)."""
 import logging
 from pathlib import Path
 
 from .. import failures, jobs
 from ..campaign import layout
-from ..tuning import optimize
+from ..tuning import optimize, running_jobs
 
 log = logging.getLogger("geko")
 
@@ -38,8 +39,9 @@ def run(job):
     build.mkdir(parents=True, exist_ok=True)
 
     def work():
-        with jobs.on_device(config, n_slots=config["n_slots"]) as (platform, device):
-            platform.optimize(Path(job.input[0]), build, device)
+        with jobs.on_lease(config, n_slots=config["n_slots"]) as (platform, lease), \
+                running_jobs.entry(layout.TUNING_DIR, name, lease.device, lease.slot, job.log[0]):
+            platform.optimize(Path(job.input[0]), build, lease.device)
 
     try:
         jobs.supervise(work, job.log[0], config["stall_timeout"])

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
-from . import ga
+from . import ga, running_jobs
 from .problem import TuningConfig
 from ..log_setup import LOGGER
 
@@ -113,6 +113,7 @@ def progress_logger(name: str, total: int | None = None):
     def progress(row: dict) -> None:
         log.info("%s | %s", name, ga.format_row(row))
         bar.set(int(row["generation"]) + 1)
+        running_jobs.generation(int(row["generation"]) + 1)
 
     progress.close = bar.close
     return progress

@@ -45,7 +45,7 @@ import yaml
 
 from ... import files
 from ... import progress as _progress
-from ...tuning import optimize as tune
+from ...tuning import optimize as tune, running_jobs
 from ...tuning.problem import TuningConfig
 from .. import PlatformError
 from ...log_setup import LOGGER
@@ -455,6 +455,7 @@ def generation_logger(name: str, total: int | None) -> Callable[[dict], None]:
         log.info("%s | %s", name, " | ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
                                              for k, v in row.items()))
         bar.set(int(row["n_gen"]))
+        running_jobs.generation(int(row["n_gen"]))
 
     on_row.close = bar.close
     return on_row
