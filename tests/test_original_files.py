@@ -201,3 +201,22 @@ def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch):
     assert any((workdir / layout.fill(layout.BUILD_LOGIC, cfg=name)).iterdir())
     _running_lines(seen, "5", f"logs/optimize/{name}.log")
     assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""
+
+
+def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch):
+    """search/processed.csv: the GEMMs searched, GEMM_FIELDS only, from search.run as from the
+    workflow's search_chunk + winners phases (test_one_engine runs both on the same GEMMs); a
+    GEMM whose search failed is not in it."""
+    from geko_lib import search
+    from geko_lib.gemm import GEMM_FIELDS, GemmProblem
+    from tests.test_one_engine import CRASH, GEMMS, _api, _workflow
+
+    _, api_dir = _api(tmp_path)
+    _, flow_dir = _workflow(tmp_path, monkeypatch)
+    processed = (flow_dir / search.PROCESSED).read_text()
+    assert processed == (api_dir / search.PROCESSED).read_text()
+    table = pd.read_csv(flow_dir / search.PROCESSED)
+    assert list(table.columns) == list(GEMM_FIELDS)
+    assert [GemmProblem.from_row(r).name for r in table.to_dict("records")] == \
+        [GemmProblem.from_row(r).name for r in GEMMS.to_dict("records")
+         if CRASH not in GemmProblem.from_row(r).name]

@@ -46,6 +46,7 @@ SEARCH_DATA = "search/data/{chunk}.csv"
 SEARCH_CHUNK_FAILED = "search/data/{chunk}.failed.yaml"  # GEMMs of the chunk that failed
 SEARCH_GEMM = "search/{gemm}"  # + .yaml (its bench rows) / .out (every candidate's result)
 SEARCH_FAILED = "search/failed_jobs.log"
+SEARCH_PROCESSED = "search/processed.csv"  # the GEMMs searched (search.write_processed)
 WINNERS = "winners.csv"
 CHUNK_GLOB = "gemms_*.yaml"
 
@@ -78,7 +79,6 @@ FINAL_LIBS = "final_libs"
 FULL_LIBS = "full_libs"
 EXPORT_OVERRIDE = "exports/hipblaslt_tuning_override.txt"
 EXPORT_TUNABLEOP = "exports/tunableop_results.csv"
-EXPORT_AITER = "exports/aiter_bf16_tuned_gemm.csv"  # rocm: aiter's tuned-GEMM table (vLLM, SGLang)
 PRUNED_LIBS = "pruned_libs"
 COMBINED_LIBS = "combined_libs"  # target combine: the fastest of several campaigns' kernels
 COMBINED_RESULTS = "results/combined_results.csv"

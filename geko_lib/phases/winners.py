@@ -1,6 +1,7 @@
 """search/data/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
 search failed (search/data/*.failed.yaml) -> search/failed_jobs.log and
-search/failed_gemms.yaml (failures.write_failure_files, as search.run writes them), skipped."""
+search/failed_gemms.yaml (failures.write_failure_files, as search.run writes them), skipped;
+the GEMMs searched -> search/processed.csv (search.write_processed, as search.run)."""
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,7 @@ def run(job):
               for entry in yaml.safe_load(Path(path).read_text()) or []]
     failed_log = Path(layout.SEARCH_FAILED)
     failures.write_failure_files(failed_log.parent, failed)
+    search.write_processed(failed_log.parent, candidates)
     winners = search.winners(candidates)
     if winners.empty:  # an empty library would only fail later, far from the cause
         raise GekoError(f"{job.output[0]}: no GEMM has a winning kernel: the dense search failed "

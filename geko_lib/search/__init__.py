@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import platforms
+from ..campaign import layout
 from ..errors import GekoError
 from ..bench.rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
 from .chunks import chunk_bounds, chunk_name, deal_by_cost  # noqa: F401
@@ -51,6 +52,21 @@ def winners(candidates: pd.DataFrame) -> pd.DataFrame:
     return best.sort_values(["m", "n", "batch_count", "k"], kind="stable").reset_index(drop=True)
 
 
+PROCESSED = Path(layout.SEARCH_PROCESSED).name  # in the search dir
+
+
+def write_processed(search_dir, candidates: pd.DataFrame) -> pd.DataFrame:
+    """``<search_dir>/processed.csv``, the original's record of the GEMMs whose search is done:
+    exactly the GEMM_FIELDS columns (compute_type with its ``c_`` prefix), one row per GEMM
+    that has candidates, in the order they were searched. Returns it."""
+    from .. import files
+
+    frame = normalized(candidates) if len(candidates) else candidates
+    done = frame.reindex(columns=list(GEMM_FIELDS)).drop_duplicates().reset_index(drop=True)
+    files.write_csv(Path(search_dir) / PROCESSED, done)
+    return done
+
+
 # --- the original's API: configure the search rows, run them over devices -------------------
 
 def configure(df: pd.DataFrame, duration: float = 0.04, iters: int = DEFAULT_ITERS,
@@ -78,7 +94,8 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     chunk per device at a time, every candidate kept in ``output_dir/data/<chunk>.csv`` (a
     chunk done by an earlier run is not run again). A failed chunk's GEMMs are retried one by
     one (``retry``); a GEMM that still fails is written to ``failed_jobs.log`` and
-    ``failed_gemms.yaml`` and skipped. Returns the winners (the fastest candidate per GEMM)."""
+    ``failed_gemms.yaml`` and skipped; the GEMMs searched are listed in ``processed.csv``.
+    Returns the winners (the fastest candidate per GEMM)."""
     from . import runner as search_runner
 
     if not configs:
@@ -86,4 +103,5 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     candidates = search_runner.run_chunks(plat, list(configs), Path(output_dir), list(devices),
                                           max_chunk_size, retry, duration)
+    write_processed(output_dir, candidates)
     return winners(candidates)

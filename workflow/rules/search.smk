@@ -46,6 +46,7 @@ rule winners:
         failed=search_chunk_failures,
     output:
         layout.WINNERS,
+        processed=layout.SEARCH_PROCESSED,
     log:
         layout.rule_log("winners"),
     script:
