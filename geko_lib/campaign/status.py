@@ -170,51 +170,47 @@ def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
     return jobs
 
 
+def _listed(rule, workdir: Path, config: dict) -> bool:
+    """Whether the campaign has (or will have) the rule's jobs: its mode's rules; the baseline
+    where keep_thr asks for one (or a run made it); verification unless it is off; an optional
+    target's rule once it was asked for (its output's directory or its log exists)."""
+    if rule.mode and rule.mode != (config.get("mode") or "search"):
+        return False
+    if rule.name in ("baseline_part", "baseline"):
+        return float(config.get("keep_thr", 0)) > 0 or (workdir / L.BASELINE).exists() \
+            or (workdir / L.rule_log("baseline")).exists()
+    if rule.name == "verify_tuned":
+        return bool(config.get("verify", True))
+    if rule.optional:
+        top = Path(rule.output).parts[0]
+        return (workdir / top).exists() or (workdir / L.rule_log(rule.name)).exists()
+    return True
+
+
 def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) -> list[dict]:
     """Every job the workflow has (or will have, as far as the checkpoints tell) with its state:
-    done, running, interrupted, failed or pending."""
+    done, running, interrupted, failed or pending; the rules, their outputs and what they fan
+    out over come from the rule table (phases.RULES)."""
     jobs = []
+    layout = L.Layout(workdir)
+    values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
+              "lib": layout.lib_stems}
 
     def add(rule, output, name=None):
         log = L.rule_log(rule, name)
         state, error = _state(workdir, output, log, active, incomplete)
         jobs.append(_job(rule, name, output, log, state, error))
 
-    layout = L.Layout(workdir)
-    add("ingest", L.WORKLOAD)
-    if float(config.get("keep_thr", 0)) > 0 or (workdir / L.BASELINE).exists() \
-            or (workdir / L.rule_log("baseline")).exists():
-        for part in _baseline_parts(workdir, config):  # one GPU job per device
-            add("baseline_part", L.fill(L.BASELINE_PART, part=part), part)
-        add("baseline", L.BASELINE)
-    add("summarize", L.SUMMARY)
-    if config.get("mode") == "tune":
-        add("configure", L.TUNING_MANIFEST)
-        jobs.extend(_optimize_jobs(workdir, active, incomplete))
-    else:
-        add("search_configure", L.SEARCH_CHUNKS)
-        for chunk in layout.search_chunks():
-            add("search_chunk", L.fill(L.SEARCH_DATA, chunk=chunk), chunk)
-        add("winners", L.WINNERS)
-    add("libs", L.LIBS)
-    add("create_library", L.TENSILE)
-    for lib in layout.lib_stems():
-        add("bench_input", L.fill(L.BENCH_INPUT, lib=lib), lib)
-        add("bench_reference", L.fill(L.BENCH_REFERENCE, lib=lib), lib)
-        add("bench_tuned", L.fill(L.BENCH_TUNED, lib=lib), lib)
-        if config.get("verify", True):
-            add("verify_tuned", L.fill(L.VERIFY_TUNED, lib=lib), lib)
-    add("analyze", L.METRICS)
-    add("ship_final_libs", L.FINAL_LIBS)
-    add("ship_full_libs", L.FULL_LIBS)
-    add("exports", L.EXPORT_OVERRIDE)
-    # optional targets: listed once they have been asked for
-    if (workdir / "report").exists() or (workdir / L.rule_log("plots")).exists():
-        add("plots", L.REPORT_TABLE)
-    if (workdir / L.PRUNED_LIBS).exists() or (workdir / L.rule_log("prune_libs")).exists():
-        add("prune_libs", L.PRUNED_LIBS)
-    if (workdir / L.COMBINED_LIBS).exists() or (workdir / L.rule_log("combine_libs")).exists():
-        add("combine_libs", L.COMBINED_LIBS)
+    for rule in phases.RULES:
+        if not _listed(rule, workdir, config):
+            continue
+        if rule.over == "cfg":  # tuning jobs: their build directories tell more than outputs
+            jobs.extend(_optimize_jobs(workdir, active, incomplete))
+        elif rule.over:
+            for value in values[rule.over]():
+                add(rule.name, L.fill(rule.output, **{rule.over: value}), value)
+        else:
+            add(rule.name, rule.output)
     return jobs
 
 

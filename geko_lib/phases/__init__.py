@@ -20,12 +20,18 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
+from ..campaign import layout as L
+
 
 @dataclass(frozen=True)
 class Rule:
     name: str
     phases: tuple[str, ...]  # the phase modules it runs (one; libs: extract or merge_tuned)
     local: bool  # bookkeeping: runs where snakemake runs
+    output: str  # the layout pattern of the output that shows the job done (geko status)
+    over: str = ""  # the wildcard a fan-out rule makes one job per value of ({part}, ...)
+    mode: str = ""  # search or tune: the rule exists in that mode only
+    optional: bool = False  # a target's rule a user asks for (shown once it was asked for)
     log: str = ""  # logs/<log>[/<job>].log; "" for the rule's own name
     # files it writes beside its output are read by later jobs (stamped as its companions)
     companions: bool = False
@@ -36,29 +42,30 @@ class Rule:
 
 
 RULES = (
-    Rule("ingest", ("ingest",), local=True),
-    Rule("baseline_part", ("baseline",), local=False, log="baseline"),
-    Rule("baseline", ("baseline_merge",), local=True),
-    Rule("summarize", ("summarize",), local=True),
-    Rule("search_configure", ("search_configure",), local=True),
-    Rule("search_chunk", ("search_chunk",), local=False, log="search"),
-    Rule("winners", ("winners",), local=True),
-    Rule("configure", ("configure",), local=True, companions=True),
-    Rule("optimize", ("optimize",), local=False),
-    Rule("libs", ("extract", "merge_tuned"), local=True),
-    Rule("create_library", ("create_library",), local=True),
-    Rule("bench_input", ("bench_input",), local=True),
-    Rule("bench_reference", ("bench_library",), local=False),
-    Rule("bench_tuned", ("bench_library",), local=False),
-    Rule("verify_tuned", ("verify_library",), local=False),
-    Rule("analyze", ("analyze",), local=True),
-    Rule("ship_final_libs", ("final_libs",), local=True, log="final_libs"),
-    Rule("ship_full_libs", ("full_libs",), local=True, log="full_libs"),
-    Rule("exports", ("exports",), local=True),
-    Rule("plots", ("report_plots",), local=False),
-    Rule("prune_libs", ("prune",), local=False, log="prune"),
-    Rule("combine_libs", ("combine",), local=False),
-    Rule("integrate", ("integrate",), local=False),
+    Rule("ingest", ("ingest",), True, L.WORKLOAD),
+    Rule("baseline_part", ("baseline",), False, L.BASELINE_PART, over="part", log="baseline"),
+    Rule("baseline", ("baseline_merge",), True, L.BASELINE),
+    Rule("summarize", ("summarize",), True, L.SUMMARY),
+    Rule("search_configure", ("search_configure",), True, L.SEARCH_CHUNKS, mode="search"),
+    Rule("search_chunk", ("search_chunk",), False, L.SEARCH_DATA, over="chunk", mode="search",
+         log="search"),
+    Rule("winners", ("winners",), True, L.WINNERS, mode="search"),
+    Rule("configure", ("configure",), True, L.TUNING_MANIFEST, mode="tune", companions=True),
+    Rule("optimize", ("optimize",), False, L.BUILD_LOGIC, over="cfg", mode="tune"),
+    Rule("libs", ("extract", "merge_tuned"), True, L.LIBS),
+    Rule("create_library", ("create_library",), True, L.TENSILE),
+    Rule("bench_input", ("bench_input",), True, L.BENCH_INPUT, over="lib"),
+    Rule("bench_reference", ("bench_library",), False, L.BENCH_REFERENCE, over="lib"),
+    Rule("bench_tuned", ("bench_library",), False, L.BENCH_TUNED, over="lib"),
+    Rule("verify_tuned", ("verify_library",), False, L.VERIFY_TUNED, over="lib"),
+    Rule("analyze", ("analyze",), True, L.METRICS),
+    Rule("ship_final_libs", ("final_libs",), True, L.FINAL_LIBS, log="final_libs"),
+    Rule("ship_full_libs", ("full_libs",), True, L.FULL_LIBS, log="full_libs"),
+    Rule("exports", ("exports",), True, L.EXPORT_OVERRIDE),
+    Rule("plots", ("report_plots",), False, L.REPORT_TABLE, optional=True),
+    Rule("prune_libs", ("prune",), False, L.PRUNED_LIBS, optional=True, log="prune"),
+    Rule("combine_libs", ("combine",), False, L.COMBINED_LIBS, optional=True),
+    Rule("integrate", ("integrate",), False, L.INTEGRATE_COMMAND, optional=True),
 )
 BY_NAME = {rule.name: rule for rule in RULES}
 
