@@ -93,6 +93,11 @@ def _problem_name(row: dict) -> str:
     return GemmProblem.from_row(row).name
 
 
+# GEMMs the bench table on the terminal lists (the largest share of GEMM time first); the
+# rest are counted in one line, all of them are in summary.csv
+BENCH_TABLE_ROWS = 30
+
+
 def format_bench_table(table: pd.DataFrame) -> list[str]:
     width = max([len("GEMM"), *(len(g) for g in table["GEMM"])])
     lines = [f"{'GEMM':<{width}}  {'calls':>7}  {'us':>11}  {'GFLOP/s':>11}  {'share':>7}"]
@@ -201,11 +206,25 @@ def workflow_headline(workdir, config: dict) -> None:
         say(MODEL_REMINDER)
 
 
+def bench_table_lines(table: pd.DataFrame, workdir: Path, rows: int | None = None) -> list[str]:
+    """The bench table as the terminal shows it: the ``rows`` GEMMs with the largest share of
+    GEMM time, then how many more there are and where the full table is (summary.csv)."""
+    rows = BENCH_TABLE_ROWS if rows is None else rows
+    shown = table.head(rows)
+    lines = [f"  {line}" for line in format_bench_table(shown)]
+    rest = table.iloc[len(shown):]
+    if len(rest):
+        lines.append(f"{PREFIX}... and {len(rest):,} more GEMMs "
+                     f"({rest['share of time %'].sum():.2f}% of GEMM time): the full table is in "
+                     f"{workdir / layout.SUMMARY}")
+    return lines
+
+
 def _bench_summary(workdir: Path, config: dict) -> None:
     table = bench_table(workdir)
-    say(f"baseline of {len(table)} GEMMs, largest share of GEMM time first:")
-    for line in format_bench_table(table):
-        print(f"  {line}", flush=True)
+    say(f"baseline of {len(table):,} GEMMs, largest share of GEMM time first:")
+    for line in bench_table_lines(table, workdir):
+        print(line, flush=True)
     say(f"written to {workdir}:")
     for line in _outputs(workdir, benchmark_log_outputs(config) + BENCH_OUTPUTS):
         print(line, flush=True)

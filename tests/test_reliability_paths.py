@@ -176,19 +176,21 @@ def test_subcommands_tell_a_symlink_loop_in_one_line(tmp_path, capsys):
 PHASE_ORDER = ("ingest", "baseline_part", "baseline", "summarize")
 
 
-def _bench_jobs(tmp_path) -> list[tuple[str, phases.Job]]:
-    """The bench phases of a 1-GEMM inline workload, as the workflow hands them their files."""
+def bench_jobs(tmp_path, log_file=None, n_gemms: int = 1) -> list[tuple[str, phases.Job]]:
+    """The bench phases of a workload (a 1-GEMM inline one, or the log ``log_file`` of
+    ``n_gemms`` GEMMs) on one device, as the workflow hands them their files."""
+    kind, value = ("log", str(log_file)) if log_file else ("inline", INLINE[1:])
     config = state.with_defaults({
         "platform": "sim", "arch": "gfx950", "devices": [0], "mode": "search",
-        "lock_dir": str(tmp_path / "locks"), "workload_inline": " ".join(INLINE[1:]),
-        "bench_timing": "duration", "bench_duration": 0.01})
-    part = summary.part_names(1, 1)[0]
-    stem = layout.benchmark_stem("inline", config["workload_inline"])
+        "lock_dir": str(tmp_path / "locks"), f"workload_{kind}": value if log_file
+        else " ".join(value), "bench_timing": "duration", "bench_duration": 0.01})
+    part = summary.part_names(n_gemms, 1)[0]
+    stem = layout.benchmark_stem(kind, value if log_file else "")
     log = lambda name: [f"logs/{name}.log"]
     return [
-        ("ingest", phases.Job("ingest", phases.Paths(), phases.Paths(layout.WORKLOAD), config,
-                              params=phases.Paths(kind="inline", value=INLINE[1:]),
-                              log=log("ingest"))),
+        ("ingest", phases.Job("ingest", phases.Paths(*([value] if log_file else [])),
+                              phases.Paths(layout.WORKLOAD), config,
+                              params=phases.Paths(kind=kind, value=value), log=log("ingest"))),
         ("baseline", phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
                                 phases.Paths(layout.fill(layout.BASELINE_PART, part=part)),
                                 config, wildcards=phases.Paths(part=part),
@@ -217,7 +219,7 @@ def test_full_disk_in_each_phase_is_one_line_in_its_log_and_nothing_lost(
     workdir = tmp_path / "w"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
-    jobs_ = _bench_jobs(tmp_path)
+    jobs_ = bench_jobs(tmp_path)
     for phase, job in jobs_:  # a first run writes every output
         phases.run(job, phase)
     before = _snapshot(workdir)

@@ -8,13 +8,16 @@ bar while Snakemake runs, from what the workdir shows (:mod:`geko_lib.campaign.l
 is done when its chunk's results are written (failed if it is listed in the chunk's failures),
 a tuning job when its build dir holds library logic (failed if ``optimizations/failed_jobs.log``
 lists it). The total is known once the phase's checkpoint (search chunks, tuning configs) is
-written; before that no bar is drawn. The bench mode has no phase jobs and no bar. Where the
+written; before that no bar is drawn. Before them (and in the bench mode alone) the baseline
+draws its bar over the GEMMs it benchmarks, from the progress lines its jobs write into their
+logs (``baseline part_0_of_2: 1200/50000 ...``; a part whose table is written is done). Where the
 stream is no terminal (a log, a pipe) the bar is a plain line per change instead, with the rate
 once a job is done: ``Search in progress: 1/2 [00:21, 21.0 s/GEMM] n_completed: 1, n_failed: 0``.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -25,9 +28,12 @@ from pathlib import Path
 import yaml
 
 from . import layout as L
+from .. import phases as _phases
 
-LABELS = {"search": "Search in progress", "tune": "Optimization in progress"}
-UNITS = {"search": "GEMM", "tune": "job"}
+LABELS = {"baseline": "Baseline in progress", "search": "Search in progress",
+          "tune": "Optimization in progress"}
+UNITS = {"baseline": "GEMM", "search": "GEMM", "tune": "job"}
+BASELINE_RULE = "baseline_part"  # its jobs' logs carry the baseline's progress lines
 BAR = ("{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}<{{remaining}}, {{rate_fmt}}] "
        "n_completed: {done}, n_failed: {failed}")
 
@@ -77,14 +83,47 @@ def tune_counts(workdir: Path) -> Counts:
     return Counts(len(configs), completed, failed)
 
 
-COUNTERS = {"search": search_counts, "tune": tune_counts}
+def baseline_label(part: str) -> str:
+    """The label of a baseline part's progress lines in its job log (geko_lib.progress)."""
+    return f"baseline {part}"
+
+
+_BASELINE_LINE = re.compile(r"baseline (part_\d+_of_\d+): (\d+)/(\d+) ")
+
+
+def baseline_counts(workdir: Path) -> Counts:
+    """The baseline's GEMMs benchmarked so far, from the last progress line of each part's
+    job log (None until a part has written one)."""
+    layout = L.Layout(workdir)
+    logs = Path(workdir, L.LOG_DIR, _phases.log_name(BASELINE_RULE))
+    total = done = 0
+    seen = False
+    for log in sorted(logs.glob("part_*.log")) if logs.is_dir() else []:
+        try:
+            found = _BASELINE_LINE.findall(log.read_text(errors="replace"))
+        except OSError:
+            continue
+        if not found:
+            continue
+        part, n, of = found[-1][0], int(found[-1][1]), int(found[-1][2])
+        seen = True
+        total += of
+        done += of if layout.path(L.BASELINE_PART, part=part).is_file() else n
+    return Counts(total if seen else None, done, 0)
+
+
+COUNTERS = {"baseline": baseline_counts, "search": search_counts, "tune": tune_counts}
 
 
 class CampaignBar:
-    """The bar of one phase; :meth:`refresh` reads the workdir again."""
+    """The bar of the phase under way (``phase``: one, or the campaign's phases in order: the
+    latest whose total is known is drawn); :meth:`refresh` reads the workdir again."""
 
-    def __init__(self, workdir, phase: str | None, stream=None):
-        self.workdir, self.phase = Path(workdir), phase
+    def __init__(self, workdir, phase: str | tuple[str, ...] | None, stream=None):
+        self.workdir = Path(workdir)
+        self.phases = () if phase is None else (phase,) if isinstance(phase, str) \
+            else tuple(phase)
+        self.phase = self.phases[0] if self.phases else None
         self.stream = stream if stream is not None else sys.stderr
         self.plain = not getattr(self.stream, "isatty", lambda: False)()
         self._bar = None
@@ -114,12 +153,31 @@ class CampaignBar:
         print(f"{LABELS[self.phase]}: {done}/{counts.total} {timing}n_completed: "
               f"{counts.completed}, n_failed: {counts.failed}", file=self.stream, flush=True)
 
+    def _under_way(self) -> tuple[str | None, Counts | None]:
+        """The latest phase whose total is known, with its counts."""
+        counts = None
+        for phase in reversed(self.phases):
+            counts = COUNTERS[phase](self.workdir)
+            if counts.total is not None:
+                return phase, counts
+        return None, counts
+
+    def _switch(self, phase: str) -> None:
+        """The next phase began: the last bar stays as it ended, a new one starts."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+            self._bar, self._shown, self.phase = None, None, phase
+            self._started = time.monotonic()
+
     def refresh(self) -> Counts | None:
-        if self.phase is None:
+        if not self.phases:
             return None
-        counts = COUNTERS[self.phase](self.workdir)
-        if counts.total is None:
+        phase, counts = self._under_way()
+        if phase is None:
             return counts
+        if phase != self.phase:
+            self._switch(phase)
         if self.plain:
             with self._lock:
                 self._plain_line(counts)
@@ -143,11 +201,13 @@ class CampaignBar:
             self._bar.close()
 
 
-def phase_of(config: dict, target: str) -> str | None:
-    """The phase whose jobs the bar counts: None for targets without one (bench)."""
-    if target == "bench":
-        return None
-    return config.get("mode") if config.get("mode") in COUNTERS else None
+def phase_of(config: dict, target: str) -> tuple[str, ...]:
+    """The phases whose work the bar counts, in order: the baseline's GEMMs, then the mode's
+    jobs (search GEMMs, tuning jobs); the bench target has the baseline alone."""
+    mode = config.get("mode")
+    if target == "bench" or mode not in COUNTERS:
+        return ("baseline",)
+    return ("baseline", mode)
 
 
 def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=None,

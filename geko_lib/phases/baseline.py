@@ -3,14 +3,18 @@ every n-th GEMM starting at i (one part per device, as many as there are GEMMs a
 baseline fans out too and no part is without work)."""
 from pathlib import Path
 
-from .. import files, jobs, original_columns, workload
+from .. import files, jobs, original_columns, progress, workload
 from ..bench import rows as bench_rows, summary
+from ..campaign import progress as campaign_progress
 
 
 def run(job):
     problems = summary.part_problems(workload.problems(workload.read(job.input[0])),
                                      job.wildcards.part)
     with jobs.on_device(job.config) as (platform, device):
-        results = platform.bench(problems, Path(job.output[0]).parent, device,
-                                 duration=bench_rows.baseline_duration(job.config))
+        # progress lines in the job log: the geko command's bar reads them (campaign.progress)
+        results = progress.run_with_progress(
+            platform.bench, problems, campaign_progress.baseline_label(job.wildcards.part),
+            Path(job.output[0]).parent, device,
+            duration=bench_rows.baseline_duration(job.config))
     files.write_csv(job.output[0], original_columns.add(results, platform.lib_source))

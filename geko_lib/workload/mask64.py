@@ -4,6 +4,7 @@ over the whole file (the reference)."""
 from __future__ import annotations
 
 import logging
+from array import array
 from collections import Counter
 
 import yaml
@@ -26,15 +27,17 @@ log = logging.getLogger(LOGGER)
 def _read_yaml_fast(path, counts: Counter) -> _Rows | None:
     """Distinct lines through the flow parser; None where the file is not one-row-per-line YAML."""
     first = _FirstLines(path)
-    raws: list[bytes] = []  # the raw line of each row, for its line number
-    rows = _Rows(path, lambda i: first[raws[i]])
+    # each row's distinct line by its position among them, for its line number (not the line
+    # itself: a 1M-row log's lines would stay alive through the whole normalization)
+    ordinals = array("q")
+    rows = _Rows(path, lambda i: first.nth(ordinals[i]))
     rows.repeats = []  # call_count is multiplied by these after validation, in _normalize
     parse = _FlowParser().parse
-    add_keys, add_values, add_repeat, add_raw = rows.keys.append, rows.values.append, \
-        rows.repeats.append, raws.append
+    add_keys, add_values, add_repeat, add_ordinal = rows.keys.append, rows.values.append, \
+        rows.repeats.append, ordinals.append
     first_raw = next(iter(counts), b"")
     started = False  # a row was seen (a '---' document start is allowed only before)
-    for raw, repeat in counts.items():
+    for ordinal, (raw, repeat) in enumerate(counts.items()):
         try:
             s = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
@@ -65,7 +68,7 @@ def _read_yaml_fast(path, counts: Counter) -> _Rows | None:
         add_keys(result[0])
         add_values(result[1])
         add_repeat(repeat)
-        add_raw(raw)
+        add_ordinal(ordinal)
     return rows
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import math
-from itertools import chain
 from typing import Callable, Sequence
 
 import numpy as np
@@ -70,9 +69,8 @@ class _Rows:
             keys = self.keys[0]
             if not keys:
                 return {}
-            flat = list(chain.from_iterable(self.values))  # faster than zip(*values)
-            width = len(keys)
-            return {k: flat[j::width] for j, k in enumerate(keys)}
+            # one tuple per column (no flat list of every value beside them)
+            return dict(zip(keys, zip(*self.values)))
         groups: dict[tuple, list[int]] = {}
         for i, keys in enumerate(self.keys):
             groups.setdefault(keys, []).append(i)
@@ -262,6 +260,7 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
     if n == 0:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
     cols = rows.columns()
+    rows.keys = rows.values = None  # the per-row lists: the columns hold their values now
     # lowercase m/n/k (hipblaslt-bench output, CSV) -> M/N/K
     for low, up in (("m", "M"), ("n", "N"), ("k", "K")):
         if low in cols and up not in cols:
