@@ -39,7 +39,8 @@ import yaml
 
 from .campaign import lock as campaign_lock, progress as campaign_progress, \
     snakemake_output, start as campaign_start
-from . import files, log_setup, path_errors, platforms, resources, terminal, utils, workload
+from . import (files, log_setup, newer_revisions, path_errors, platforms, resources, terminal,
+               utils, workload)
 from .platforms import detect
 from .config_schema import default, get_key, merged, schema, schema_defaults, schema_entry, set_key
 from .errors import GekoError
@@ -314,6 +315,7 @@ def choose_arch(config: dict, given: dict, saved: dict, mode: str) -> str:
                 raise UsageError("--tune needs --arch (or ARCH: in the --list YAML): the tuning "
                                  f"YAMLs are written for one architecture ({', '.join(choices)})")
             return default("arch", platform=config["platform"])
+    newer_revisions.refuse_arch(arch, where)
     if arch not in choices:
         raise UsageError(f"{where}: {arch!r} is not an architecture of platform "
                          f"{config['platform']}; choose one of {', '.join(choices)}")
@@ -584,6 +586,10 @@ def main(argv=None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return (status_main if argv[0] == "status" else coverage_main)(argv[1:])
     own, extra = split_argv(argv)
+    refused = newer_revisions.refused_flag(own)
+    if refused:  # before argparse: one line naming the flag, not a usage block
+        print(f"geko: error: {refused}", file=sys.stderr)
+        return 2
     args = parser().parse_args(own)
     values = vars(args)
     notes: list[str] = []

@@ -150,7 +150,13 @@ def geko_argv(name: str, argv: list[str]) -> list[str]:
 def main(name: str, argv: list[str] | None = None) -> int:
     import sys
 
-    translated = geko_argv(name, list(sys.argv[1:] if argv is None else argv))  # --help exits
-    from . import cli
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from . import cli, newer_revisions
+
+    refused = newer_revisions.refused_flag(argv)
+    if refused:  # one line naming the flag, as the geko command says it
+        print(f"geko: error: {refused}", file=sys.stderr)
+        return 2
+    translated = geko_argv(name, argv)  # --help exits
 
     return cli.main(translated)

@@ -220,3 +220,81 @@ def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch):
     assert [GemmProblem.from_row(r).name for r in table.to_dict("records")] == \
         [GemmProblem.from_row(r).name for r in GEMMS.to_dict("records")
          if CRASH not in GemmProblem.from_row(r).name]
+
+
+# --- newer revisions' inputs: refused by name, one line, exit 2, nothing written -------------
+
+MX_ROW = ("- {function: matmul, M: 1024, N: 4096, K: 8192, transA: N, transB: T, batch_count: 1, "
+          "scaleA: %d, scaleB: %d, a_type: f8_r, b_type: f8_r, c_type: bf16_r, d_type: bf16_r, "
+          "scale_type: f32_r, compute_type: c_f32_r, call_count: 1}\n")
+INLINE = ["--inline", "128", "128", "1", "128", "B", "B", "S", "T", "N", "--platform", "sim"]
+
+
+def _refused(capsys, tmp_path, code: int, *names: str) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("geko: error: "), err
+    for name in names:
+        assert name in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(WRITTEN_BY_TEST), \
+        "a refused command wrote something"
+    return err[0]
+
+
+WRITTEN_BY_TEST = ("workload.yaml",)
+
+
+@pytest.mark.parametrize("flag", ["--custom-lib-src", "--custom-lib-dir"])
+@pytest.mark.parametrize("door", ["geko", "configure.py", "search.py"])
+def test_custom_lib_flags_are_refused_by_name(tmp_path, monkeypatch, capsys, flag, door):
+    from geko_lib import cli, launchers
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workload.yaml").write_text(MX_ROW % (0, 0))
+    if door == "geko":
+        code = cli.main(["--bench", *INLINE, flag, "lib_dir"])
+    else:
+        code = launchers.main(Path(door).stem, ["workload.yaml", f"{flag}=lib_dir"])
+    _refused(capsys, tmp_path, code, flag, "not supported by geko")
+
+
+@pytest.mark.parametrize("arch", ["gfx1250", "gfx1250_96cu", "gfx1250_192cu", "gfx1250-strict"])
+def test_gfx1250_family_is_refused_by_name(tmp_path, monkeypatch, capsys, arch):
+    from geko_lib import cli, newer_revisions
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workload.yaml").write_text(MX_ROW % (0, 0))
+    code = cli.main(["--tune", *INLINE, "-a", arch, "--until", "configure"])
+    _refused(capsys, tmp_path, code, f"--arch: {arch!r}", "gfx1250 family")
+    with pytest.raises(newer_revisions.NewerRevisionInput, match="gfx1250 family"):
+        optim.configure(gemm_configs=[GemmConfig(BBS_TN, SIZES)], arch=arch,
+                        output_dir=tmp_path / "optimizations", platform="sim")
+    assert not (tmp_path / "optimizations").exists() or \
+        not any((tmp_path / "optimizations").iterdir())
+
+
+@pytest.mark.parametrize("scales, field", [((3, 3), "scaleA"), ((0, 1001), "scaleB")])
+def test_mx_workload_rows_are_refused_naming_line_and_field(tmp_path, monkeypatch, capsys,
+                                                             scales, field):
+    from geko_lib import cli
+    from geko_lib.bench import log as bench_log
+    from geko_lib.workload import WorkloadError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workload.yaml").write_text(MX_ROW % (1, 1) + MX_ROW % scales)
+    code = cli.main(["--bench", "--workload-log", "workload.yaml", "--platform", "sim"])
+    line = _refused(capsys, tmp_path, code, f"workload.yaml:2: {field}: ", "MX", "MXE8B32")
+    with pytest.raises(WorkloadError) as refused:  # the API reads workloads alike
+        bench_log.parse(tmp_path / "workload.yaml")
+    assert str(refused.value) in line
+
+
+def test_mx_keys_of_a_list_yaml_are_refused(tmp_path, monkeypatch, capsys):
+    from geko_lib import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workload.yaml").write_text(
+        "TRANSA: T\nTRANSB: N\nDataType: F8\nDestDataType: B\nComputeDataType: S\n"
+        "MX: true\nMX_BLOCK: 32\nSizes:\n  - [128, 128, 1, 128]\n")
+    code = cli.main(["--tune", "--list", "workload.yaml", "-a", "gfx950", "--platform", "sim",
+                     "--until", "configure"])
+    _refused(capsys, tmp_path, code, "workload.yaml:6: MX: True: ", "MX (block-scaled)")

@@ -75,6 +75,9 @@ ARCH_ALIASES = {a.name: a.model for a in ARCHS.values() if a.name != a.model}
 
 def arch_by_name(name: str) -> SimArch:
     """The device model an arch name runs as."""
+    from ..newer_revisions import refuse_arch
+
+    refuse_arch(name)
     try:
         return MODELS[ARCH_ALIASES.get(name, name)]
     except KeyError:

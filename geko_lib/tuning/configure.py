@@ -31,6 +31,7 @@ from ..errors import GekoError
 from ..files import write_text
 from ..gemm import BY_NAME, GemmError, GemmProblem, GemmType
 from ..platforms import archs
+from .. import newer_revisions
 from . import mi_designer as md
 from . import params as pm
 from . import yaml_writer as yw
@@ -102,6 +103,7 @@ _BY_LOWER = {k.lower(): k for k in OPTION_DEFAULTS} | {k.lower(): v for k, v in 
 
 
 def arch_spec(arch: str) -> ArchSpec:
+    newer_revisions.refuse_arch(arch)
     try:
         return TUNING_ARCHS[str(arch)]
     except KeyError:

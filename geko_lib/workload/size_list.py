@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import pandas as pd
 import yaml
 
-from .. import gemm
+from .. import gemm, newer_revisions
 from . import grid_sizes
 
 from .errors import WorkloadError, _Bad
@@ -114,6 +114,10 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
     def line_of_key(key):
         return key_nodes[key][0].start_mark.line + 1 if key in key_nodes else None
 
+    for key in newer_revisions.MX_LIST_KEYS:  # the newest generator's MX keys
+        if data.get(key) not in (None, False, 0, "", "none", "None"):
+            raise WorkloadError(path, line_of_key(key), key,
+                                f"{data[key]!r}: {newer_revisions.MX_WHY}")
     option = data.get("SIZE_OPTION", 0)
     option = 0 if option is None else option
     if type(option) is not int or option not in (0, 1, 2):

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import gemm
+from .. import gemm, newer_revisions
 from ..platforms import limits, type_support
 
 from .errors import WorkloadError, _Bad
@@ -315,6 +315,7 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
     _refuse_unsupported_types(out, path, line_of, platform)
+    _refuse_mx(out, path, line_of)
     impossible = limits.oversized(out, {f: out[f] for f in _DTYPE_FIELDS[:4]}, platform)
     if impossible:
         row, field, message = impossible
@@ -358,6 +359,20 @@ def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) ->
         problem = type_support.unsupported(combo, platform)
         if problem:
             raise WorkloadError(path, line_of(i), *problem)
+
+
+def _refuse_mx(out: dict, path, line_of) -> None:
+    """The first row of a block-scaled (MX) GEMM, scaleA or scaleB >= 3, is refused naming its
+    line and field (geko_lib.newer_revisions says why)."""
+    found = []
+    for field in ("scaleA", "scaleB"):
+        rows = np.flatnonzero(np.asarray(out[field]) >= newer_revisions.MX_MIN_SCALE)
+        if len(rows):
+            i = int(rows[0])
+            found.append((i, field, newer_revisions.mx_scale_message(out[field][i])))
+    if found:
+        i, field, message = min(found)
+        raise WorkloadError(path, line_of(i), field, message)
 
 
 def _aggregate(df: pd.DataFrame, path) -> pd.DataFrame:
