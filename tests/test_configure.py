@@ -367,12 +367,12 @@ def test_design_matches_plain_loops(size, stream_k):
 
 def test_mi_log(tmp_path):
     paths, out = run(tmp_path, sizes=[TINY, (16, 32, 1, 64)], MI_LOG=True)
-    logs = sorted(p.name for p in (tmp_path / "MI_finder_log" / "BBS_TN").iterdir())
+    logs = sorted(p.name for p in (out / "MI_finder_log" / "BBS_TN").iterdir())
     assert logs == ["BBS_TN_M128_N128_B1_K128.log", "BBS_TN_M16_N32_B1_K64.log"]
-    text = (tmp_path / "MI_finder_log" / "BBS_TN" / logs[0]).read_text()
+    text = (out / "MI_finder_log" / "BBS_TN" / logs[0]).read_text()
     assert "[16 16 32 1 1 1 1 1 1]" in text and "selected: 3" in text
     _, out2 = run(tmp_path / "b", sizes=[TINY])
-    assert not (tmp_path / "b" / "MI_finder_log").exists()  # only when asked
+    assert not (out2 / "MI_finder_log").exists()  # only when asked
 
 
 # --------------------------------------------------------------------------------------------

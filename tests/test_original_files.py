@@ -298,3 +298,17 @@ def test_mx_keys_of_a_list_yaml_are_refused(tmp_path, monkeypatch, capsys):
     code = cli.main(["--tune", "--list", "workload.yaml", "-a", "gfx950", "--platform", "sim",
                      "--until", "configure"])
     _refused(capsys, tmp_path, code, "workload.yaml:6: MX: True: ", "MX (block-scaled)")
+
+
+def test_workflow_configure_writes_mi_finder_log_when_mi_log_is_on(tmp_path, monkeypatch):
+    workdir, _ = configure_workdir(tmp_path, monkeypatch, MI_LOG=True)
+    mi_dir = workdir / layout.TUNING_DIR / "MI_finder_log" / "BBS_TN"
+    assert sorted(p.name for p in mi_dir.iterdir()) == sorted(
+        f"BBS_TN_M{m}_N{n}_B{b}_K{k}.log" for m, n, b, k in SIZES)
+    assert all("selected:" in p.read_text() for p in mi_dir.iterdir())
+
+
+def test_no_mi_finder_log_without_mi_log(tmp_path, monkeypatch):
+    workdir, _ = configure_workdir(tmp_path, monkeypatch)
+    assert terminal.tuning_yamls(workdir)
+    assert not list(workdir.rglob("MI_finder_log"))

@@ -5,7 +5,8 @@ post-processing (``params``). Sizes without any MI candidate get no config; they
 Then sizes are clustered (``ONE_SIZE_PER_CONFIG`` / ``CLUSTER``), merged under the kernel-count cap
 ``MAX_NUM_KERNELS_PER_CONFIG`` and written as ``<gemm_name>_<idx>.yaml`` (``yaml_writer``), with
 ``Config_<gemm_name>.log`` in the parent of the output directory and, on request (``MI_LOG``),
-``MI_finder_log/<gemm_name>/<gemm_name>_M<M>_N<N>_B<B>_K<K>.log`` next to it.
+``MI_finder_log/<gemm_name>/<gemm_name>_M<M>_N<N>_B<B>_K<K>.log`` in the output directory,
+beside the YAMLs (the original's workdir layout: ``optimizations/MI_finder_log/``).
 
 Backends: ``tensile`` (exhaustive benchmark of the fork cross-product; default search space
 ``heuristic``) and ``ductile`` (genetic algorithm; default search space ``generic``; the MI group
@@ -99,6 +100,7 @@ OPTION_DEFAULTS: dict[str, object] = {
     "MI_LOG": False,  # write MI_finder_log/
 }
 _ALIASES = {"DUCTILE_VALIDATION_PROFILE": "GA_VALIDATION_PROFILE"}
+MI_LOG_DIR = "MI_finder_log"  # in the output dir, with MI_LOG on
 _BY_LOWER = {k.lower(): k for k in OPTION_DEFAULTS} | {k.lower(): v for k, v in _ALIASES.items()}
 
 
@@ -428,7 +430,7 @@ def configure(gemm_type: GemmType, sizes, arch: str, backend: str = "ductile",
     ``XCC``, ``WGMUnit``, ``CMS``, ``CMS_PRIORITY``, ``USE_HEURISTICS``) plus ``MI_LOG``.
     Writes ``<out_dir>/<gemm_name>_<i>.yaml`` (stale ``<gemm_name>_<j>.yaml`` of an earlier run are
     removed), ``<out_dir>/../Config_<gemm_name>.log`` and, with ``MI_LOG``,
-    ``<out_dir>/../MI_finder_log/<gemm_name>/*.log``. Raises ``ValueError`` for an unsupported
+    ``<out_dir>/MI_finder_log/<gemm_name>/*.log``. Raises ``ValueError`` for an unsupported
     arch, backend, option or data type."""
     if out_dir is None:
         raise TypeError("configure() needs out_dir")
@@ -487,7 +489,7 @@ def configure(gemm_type: GemmType, sizes, arch: str, backend: str = "ductile",
               f"# configs {len(paths)}, sizes {len(sizes)}, sizes without MI {len(missing)}", ""]
     write_text(out_dir.parent / f"Config_{name}.log", "\n".join(header + log_lines))
     if settings.mi_log:
-        mi_dir = out_dir.parent / "MI_finder_log" / name
+        mi_dir = out_dir / MI_LOG_DIR / name
         for p in plans:
             write_text(mi_dir / md.mi_log_name(name, p.size), p.design.log_text(name))
     return paths
