@@ -5,8 +5,8 @@ of ingesting a large log (issue 24's scale goals: 100k distinct GEMMs through --
 Generates mask-64 logs of N distinct bf16 TN GEMMs (M 64..8048, N 1..200, K from 1024 in
 steps of 64 every 100k rows), runs ``geko --bench --workload-log LOG -w DIR`` in a fresh
 workdir per size and reports its wall time, the time of each workflow phase (from Snakemake's
-log) and the peak RSS of the largest process; then ``workload.read`` of a 1M-row log in a
-child process with its peak RSS.
+log); then ``workload.read`` of a 1M-row log, and of
+the same log with its last row refused, each in a fresh process with its own peak RSS.
 
     python bench/bench_scale.py [--sizes 10000 100000] [--ingest-rows 1000000] [--out DIR]
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -50,8 +49,23 @@ def phases(workdir: Path) -> dict[str, float]:
     return out
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+INGEST = '''
+import resource, sys
+from geko_lib import workload
+try:
+    outcome = f"{len(workload.read(sys.argv[1], platform='sim')):,} rows"
+except workload.WorkloadError as exc:
+    outcome = f"refused: {exc}"
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, outcome, sep="\\t")
+'''
+
+
+def ingest_peak(path: Path) -> tuple[float, str]:
+    """``workload.read`` of ``path`` in a fresh process: its own peak RSS (MB) and what it
+    read or why it refused."""
+    out = subprocess.run([sys.executable, "-c", INGEST, str(path)], check=True,
+                         capture_output=True, text=True).stdout.strip().split("\t", 1)
+    return float(out[0]), out[1]
 
 
 def main() -> None:
@@ -75,13 +89,14 @@ def main() -> None:
         print(f"| {n:,} | {wall:.0f} | {detail} |")
     if args.ingest_rows:
         log = write_log(root / "ingest.yaml", args.ingest_rows)
-        code = (f"from geko_lib import workload; t = workload.read({str(log)!r}, "
-                "platform='sim'); print(len(t))")
-        began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
-        print(f"\ningest of {args.ingest_rows:,} distinct rows: "
-              f"{time.perf_counter() - began:.1f} s, peak RSS {peak_rss_mb():,.0f} MB "
-              "(the largest child so far)")
+        bad = root / "ingest_refused.yaml"  # the same log with its last row refused (M < 1)
+        lines = log.read_text().splitlines(keepends=True)
+        bad.write_text("".join(lines[:-1]) + lines[-1].replace("M: ", "M: -", 1))
+        for what, path in (("ingest", log), ("refusal", bad)):
+            began = time.perf_counter()
+            rss, outcome = ingest_peak(path)
+            print(f"\n{what} of {args.ingest_rows:,} distinct rows: "
+                  f"{time.perf_counter() - began:.1f} s, peak RSS {rss:,.0f} MB ({outcome})")
 
 
 if __name__ == "__main__":

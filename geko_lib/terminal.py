@@ -103,8 +103,14 @@ def format_bench_table(table: pd.DataFrame) -> list[str]:
     lines = [f"{'GEMM':<{width}}  {'calls':>7}  {'us':>11}  {'GFLOP/s':>11}  {'share':>7}"]
     for row in table.to_dict("records"):
         lines.append(f"{row['GEMM']:<{width}}  {row['calls']:>7d}  {row['us']:>11.3f}  "
-                     f"{row['GFLOP/s']:>11.1f}  {row['share of time %']:>6.2f}%")
+                     f"{row['GFLOP/s']:>11.1f}  {_share(row['share of time %']):>6}%")
     return lines
+
+
+def _share(percent: float) -> str:
+    """A share of GEMM time: two decimals, or two digits where that would show 0.00 (one of
+    100k GEMMs)."""
+    return f"{percent:.2f}" if percent >= 0.005 or percent == 0 else f"{percent:.1e}"
 
 
 # --- the end of a run ------------------------------------------------------------------------

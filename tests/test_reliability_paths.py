@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import cli, devices, files, phases
+from geko_lib import cli, devices, files, phases, progress
 from geko_lib.bench import summary
 from geko_lib.campaign import layout, progress as campaign_progress, state
 
@@ -23,6 +23,13 @@ def no_snakemake(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("snakemake was started")
     monkeypatch.setattr(campaign_progress, "call", refuse)
+
+
+@pytest.fixture(autouse=True)
+def terminal_bars_back():
+    """A phase run in process turns the terminal bars off, as a job does: on again after."""
+    yield
+    progress.draw_terminal_bars(True)
 
 
 def _geko(capsys, *argv) -> str:
@@ -236,3 +243,14 @@ def test_full_disk_in_each_phase_is_one_line_in_its_log_and_nothing_lost(
         assert f"{workdir / written}: no space left on the device" in errors[0]
         assert _snapshot(workdir) == before, phase  # every earlier output as it was
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_symlinked_command_lock_is_refused_and_its_target_untouched(tmp_path, capsys):
+    workdir = tmp_path / "w"
+    (workdir / ".snakemake").mkdir(parents=True)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    (workdir / ".snakemake" / "geko_command.lock").symlink_to(precious)
+    line = _geko(capsys, *INLINE, "-w", str(workdir))
+    assert "geko_command.lock is a symlink" in line
+    assert precious.read_text() == "keep me\n"

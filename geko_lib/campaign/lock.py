@@ -17,11 +17,12 @@ gives the other the same one-line refusal, before either changes anything.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from pathlib import Path
 
-from ..devices import check_lock_file
+from ..devices import UnsafeLockError, check_lock_file
 from ..errors import GekoError
 from .snakemake_records import snakemake_locks, snakemake_processes
 
@@ -49,7 +50,13 @@ def hold(workdir):
     command holding it already is refused (:class:`CampaignRunning`)."""
     path = Path(workdir) / COMMAND_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+            raise UnsafeLockError(f"lock file {path} is a symlink; refusing to open it (its "
+                                  "target is left untouched)") from None
+        raise
     try:
         check_lock_file(fd, path)  # it is rewritten below: never a hard link to another file
         try:

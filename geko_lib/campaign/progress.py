@@ -149,7 +149,10 @@ class CampaignBar:
         if done:
             elapsed = time.monotonic() - self._started
             minutes, seconds = divmod(int(elapsed), 60)
-            timing = f"[{minutes:02d}:{seconds:02d}, {elapsed / done:.1f} s/{UNITS[self.phase]}] "
+            unit = UNITS[self.phase]
+            rate = f"{elapsed / done:.1f} s/{unit}" if elapsed >= 0.1 * done \
+                else f"{done / max(elapsed, 1e-9):,.0f} {unit}/s"
+            timing = f"[{minutes:02d}:{seconds:02d}, {rate}] "
         print(f"{LABELS[self.phase]}: {done}/{counts.total} {timing}n_completed: "
               f"{counts.completed}, n_failed: {counts.failed}", file=self.stream, flush=True)
 
