@@ -227,6 +227,7 @@ def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch):
 MX_ROW = ("- {function: matmul, M: 1024, N: 4096, K: 8192, transA: N, transB: T, batch_count: 1, "
           "scaleA: %d, scaleB: %d, a_type: f8_r, b_type: f8_r, c_type: bf16_r, d_type: bf16_r, "
           "scale_type: f32_r, compute_type: c_f32_r, call_count: 1}\n")
+BF16_ROW = MX_ROW.replace("f8_r", "bf16_r").replace("transB: T", "transB: N") % (0, 0)
 INLINE = ["--inline", "128", "128", "1", "128", "B", "B", "S", "T", "N", "--platform", "sim"]
 
 
@@ -312,3 +313,91 @@ def test_no_mi_finder_log_without_mi_log(tmp_path, monkeypatch):
     workdir, _ = configure_workdir(tmp_path, monkeypatch)
     assert terminal.tuning_yamls(workdir)
     assert not list(workdir.rglob("MI_finder_log"))
+
+
+# --- the .out files as the tool printed them (rocm) -----------------------------------------
+
+def _rocm_workdir(tmp_path, monkeypatch):
+    from tests.conftest import FIXTURES
+    from tests.rocm_fake import build_fake_hipblaslt, fixture_logic
+
+    if not (FIXTURES / "tensile_logic").is_dir():
+        pytest.skip("tests/fixtures is not here")
+    fake = build_fake_hipblaslt(tmp_path / "hipBLASLt", fixture_logic("gfx950"))
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    return fake, _config(tmp_path, platform="rocm", mode="search",
+                         rocm={"hipblaslt_path": str(fake)})
+
+
+def _tool_outputs(directory: Path) -> dict[str, str]:
+    """What hipblaslt-bench printed into a job's directory (the rocm platform's raw outputs),
+    by file name, the probe passes aside."""
+    return {p.name: p.read_text() for p in directory.glob("bench*.out") if "_probe" not in p.name}
+
+
+def test_rocm_bench_out_is_the_tools_output_through_the_api(tmp_path, monkeypatch):
+    from geko_lib import bench
+    from geko_lib.bench import text as bench_text
+
+    fake, _ = _rocm_workdir(tmp_path, monkeypatch)
+    (tmp_path / "workload.yaml").write_text(BF16_ROW)
+    rows = bench.log.update(bench.log.parse(tmp_path / "workload.yaml"))
+    bench_file = bench.log.dump_rows(bench.log.records(rows), tmp_path / "run" / "w.yaml")
+    frame = bench.run(hipblaslt_path=str(fake), bench_file=bench_file,
+                      output_file=tmp_path / "run" / "w.out")
+    (printed,) = _tool_outputs(tmp_path / "run").values()  # bench_<...>.out: the tool's
+    assert (tmp_path / "run" / "w.out").read_text() == printed
+    assert not bench_text.is_rendered(printed) and "--kernel name:" in printed
+    assert len(frame) == 1
+
+
+def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(tmp_path, monkeypatch):
+    from geko_lib.bench import text as bench_text
+
+    _, config = _rocm_workdir(tmp_path, monkeypatch)
+    Path(layout.WORKLOAD).write_text(BF16_ROW + BF16_ROW.replace("K: 8192", "K: 512"))
+    part = "part_0_of_1"
+    part_csv = layout.fill(layout.BASELINE_PART, part=part)
+    part_out = str(bench_text.out_beside(part_csv))
+    phases.run(phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
+                          phases.Paths(part_csv, out=part_out), config,
+                          wildcards=phases.Paths(part=part)), "baseline")
+    (printed,) = _tool_outputs(Path(part_csv).parent).values()
+    assert Path(part_out).read_text() == printed and not bench_text.is_rendered(printed)
+    stem = "workload"
+    phases.run(phases.Job(
+        "baseline", phases.Paths(workload=layout.WORKLOAD, parts=[part_csv], part_outs=[part_out]),
+        phases.Paths(table=layout.BASELINE, bench_log=layout.fill(layout.BENCH_LOG, stem=stem),
+                     bench_out=layout.fill(layout.BENCH_OUT, stem=stem)),
+        config, params=phases.Paths(duration=None, rotating_mb=config["rotating_mb"])),
+        "baseline_merge")
+    assert Path(layout.fill(layout.BENCH_OUT, stem=stem)).read_text() == printed
+    # the comparison's reference bench: its .out beside its table, as the tool printed it
+    Path(layout.BENCH_INPUT.format(lib="L")).parent.mkdir(parents=True, exist_ok=True)
+    Path(layout.BENCH_INPUT.format(lib="L")).write_text(
+        Path(layout.fill(layout.BENCH_LOG, stem=stem)).read_text())
+    reference = layout.BENCH_REFERENCE.format(lib="L")
+    phases.run(phases.Job("bench_reference", phases.Paths(rows=layout.BENCH_INPUT.format(lib="L")),
+                          phases.Paths(reference, out=str(bench_text.out_beside(reference))),
+                          config, wildcards=phases.Paths(lib="L")), "bench_library")
+    (compared,) = _tool_outputs(Path(reference).parent).values()
+    assert bench_text.out_beside(reference).read_text() == compared
+    assert not bench_text.is_rendered(compared)
+
+
+def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch):
+    from geko_lib.bench import text as bench_text
+
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    Path(layout.WORKLOAD).write_text(BF16_ROW)
+    part_csv = layout.fill(layout.BASELINE_PART, part="part_0_of_1")
+    part_out = str(bench_text.out_beside(part_csv))
+    phases.run(phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
+                          phases.Paths(part_csv, out=part_out), _config(tmp_path),
+                          wildcards=phases.Paths(part="part_0_of_1")), "baseline")
+    text = Path(part_out).read_text()
+    assert bench_text.is_rendered(text) and "model predictions" in text.splitlines()[0]

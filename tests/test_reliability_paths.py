@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from geko_lib import cli, devices, files, phases, progress
-from geko_lib.bench import summary
+from geko_lib.bench import summary, text as bench_text
 from geko_lib.campaign import layout, progress as campaign_progress, state
 
 INLINE = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]
@@ -199,7 +199,9 @@ def bench_jobs(tmp_path, log_file=None, n_gemms: int = 1) -> list[tuple[str, pha
                               phases.Paths(layout.WORKLOAD), config,
                               params=phases.Paths(kind=kind, value=value), log=log("ingest"))),
         ("baseline", phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
-                                phases.Paths(layout.fill(layout.BASELINE_PART, part=part)),
+                                phases.Paths(layout.fill(layout.BASELINE_PART, part=part),
+                                             out=str(bench_text.out_beside(layout.fill(
+                                                 layout.BASELINE_PART, part=part)))),
                                 config, wildcards=phases.Paths(part=part),
                                 log=log(f"baseline/{part}"))),
         ("baseline_merge", phases.Job(

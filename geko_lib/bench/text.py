@@ -1,10 +1,12 @@
 """Result tables as hipblaslt-bench prints them: the ``.out`` files of the original's layout.
 
 The original keeps hipblaslt-bench's own output beside every benchmark input (``<log>.out`` in
-the workdir, ``search/<GEMM>.out``). geko's platforms return tables (sim and cuda run no
-hipblaslt-bench at all; rocm keeps the tool's raw output under the job's directory), so these
-files are written from the tables in hipblaslt-bench's block layout, which the original's parser
-(and geko's ``platforms.rocm.bench.read_bench_output``) read back::
+the workdir, ``search/<GEMM>.out``). Where a platform ran that tool (rocm), the result table
+it returns names the tool's output file (``frame.attrs[TOOL_OUTPUT]``) and the ``.out`` files
+are that output as the tool printed it (:func:`output_text`). sim and cuda run no
+hipblaslt-bench at all, so theirs are written from the tables in hipblaslt-bench's block
+layout, which the original's parser (and geko's ``platforms.rocm.bench.read_bench_output``)
+read back::
 
     <one preamble line: which platform made the numbers>
     [0]:transA,transB,batch_count,m,n,k,...,hipblaslt-Gflops,hipblaslt-GB/s,us
@@ -18,11 +20,15 @@ files are written from the tables in hipblaslt-bench's block layout, which the o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from ..gemm import GEMM_FIELDS
 
 PERF = (("gflops", "hipblaslt-Gflops"), ("gbps", "hipblaslt-GB/s"), ("us", "us"))
+TOOL_OUTPUT = "tool_output"  # frame.attrs key: the file the tool printed the results into
+_PREAMBLE = "geko {platform} platform results ({what}), in hipblaslt-bench's layout"
 
 
 def _cell(value) -> str:
@@ -63,4 +69,32 @@ def format_results(frame: pd.DataFrame, preamble: str) -> str:
 
 def preamble(platform_name: str, measured: bool) -> str:
     what = "measured" if measured else "model predictions, not measurements"
-    return f"geko {platform_name} platform results ({what}), in hipblaslt-bench's layout"
+    return _PREAMBLE.format(platform=platform_name, what=what)
+
+
+def with_tool_output(frame: pd.DataFrame, path) -> pd.DataFrame:
+    """``frame`` naming ``path``, the output the tool printed its rows into."""
+    frame.attrs[TOOL_OUTPUT] = str(path)
+    return frame
+
+
+def output_text(frame: pd.DataFrame, platform_name: str, measured: bool) -> str:
+    """The ``.out`` text of a platform's results: the tool's own output where it ran one (the
+    file ``frame.attrs[TOOL_OUTPUT]`` names), else the table rendered in its layout."""
+    path = frame.attrs.get(TOOL_OUTPUT)
+    if path:
+        return Path(path).read_text(errors="replace")
+    return format_results(frame, preamble(platform_name, measured))
+
+
+def out_beside(table_path) -> Path:
+    """The ``.out`` a bench job writes beside its results table (``<name>.csv`` ->
+    ``<name>.out``)."""
+    return Path(table_path).with_suffix(".out")
+
+
+def is_rendered(text: str) -> bool:
+    """Whether a ``.out`` text is a table geko rendered (its preamble line), not a tool's."""
+    head, _, tail = _PREAMBLE.partition("{platform}")
+    first = text.split("\n", 1)[0]
+    return first.startswith(head) and tail.split("{what}")[0] in first

@@ -30,6 +30,7 @@ def parse_benchmark_output_dir(directory, suffix: str = "") -> pd.DataFrame:
 
 
 def format_benchmark_output(frame, platform) -> str:
-    """A platform's results table as hipblaslt-bench prints it (geko_lib.bench.text), with a
-    first line saying which platform made the numbers."""
-    return bench_text.format_results(frame, bench_text.preamble(platform.name, platform.measured))
+    """A platform's results as hipblaslt-bench prints them: the tool's own output where the
+    platform ran it (rocm), else the table in its layout with a first line saying which
+    platform made the numbers (geko_lib.bench.text.output_text)."""
+    return bench_text.output_text(frame, platform.name, platform.measured)

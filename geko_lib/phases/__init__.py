@@ -117,6 +117,10 @@ class Paths(list):
         super().__init__([*positional, *named.values()])
         self.__dict__.update(named)
 
+    def get(self, name: str, default=None):
+        """A named value, or ``default`` (as Snakemake's ``input.get``)."""
+        return self.__dict__.get(name, default)
+
 
 def function(phase: str):
     """The ``run(job)`` of a phase."""

@@ -3,6 +3,7 @@ every n-th GEMM starting at i (one part per device, as many as there are GEMMs a
 baseline fans out too and no part is without work)."""
 from pathlib import Path
 
+from ..bench.utils import format_benchmark_output
 from .. import files, jobs, original_columns, progress, workload
 from ..bench import rows as bench_rows, summary
 from ..campaign import progress as campaign_progress
@@ -18,3 +19,5 @@ def run(job):
             Path(job.output[0]).parent, device,
             duration=bench_rows.baseline_duration(job.config))
     files.write_csv(job.output[0], original_columns.add(results, platform.lib_source))
+    # the tool's output as it printed it (rocm), else the table in its layout
+    files.write_text(job.output.out, format_benchmark_output(results, platform))

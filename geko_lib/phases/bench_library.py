@@ -2,6 +2,7 @@
 <lib>_bench-tuned.csv (with the created library)."""
 from pathlib import Path
 
+from ..bench.utils import format_benchmark_output
 from .. import files, jobs, original_columns, platforms
 from ..campaign import provenance
 
@@ -15,6 +16,8 @@ def run(job):
         results = platform.bench(problems, Path(job.output[0]).parent, device, library=library,
                                  duration=job.config["compare_duration"])
     results["lib"] = f"{job.wildcards.lib}.yaml"
+    # the tool's output as it printed it (rocm), else the table in its layout
+    files.write_text(job.output.out, format_benchmark_output(results, platform))
     # the vendor's own solutions (the reference run) are found in its MatchTable
     files.write_csv(job.output[0], original_columns.add(
         results, None if library else platform.lib_source))

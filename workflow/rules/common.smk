@@ -4,7 +4,7 @@ import os
 from snakemake.utils import validate
 
 from geko_lib import failures, resources
-from geko_lib.bench import rows as bench_rows
+from geko_lib.bench import rows as bench_rows, text as bench_text
 from geko_lib.campaign import layout
 
 

@@ -44,6 +44,7 @@ rule bench_reference:
         rows=layout.BENCH_INPUT,
     output:
         layout.BENCH_REFERENCE,
+        out=str(bench_text.out_beside(layout.BENCH_REFERENCE)),
     resources:
         gpu=1,
         runtime=runtime(60),
@@ -60,6 +61,7 @@ rule bench_tuned:
         library=layout.TENSILE,
     output:
         layout.BENCH_TUNED,
+        out=str(bench_text.out_beside(layout.BENCH_TUNED)),
     resources:
         gpu=1,
         runtime=runtime(60),
@@ -76,6 +78,7 @@ rule verify_tuned:
         library=layout.TENSILE,
     output:
         layout.VERIFY_TUNED,
+        out=str(bench_text.out_beside(layout.VERIFY_TUNED)),
     resources:
         gpu=1,
         runtime=runtime(60),

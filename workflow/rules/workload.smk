@@ -25,11 +25,17 @@ def baseline_parts(wildcards):
     return expand(layout.BASELINE_PART, part=parts)
 
 
+def baseline_part_outs(wildcards):
+    """The parts' .out files (the tool's output as printed, beside each part's table)."""
+    return [str(bench_text.out_beside(p)) for p in baseline_parts(wildcards)]
+
+
 rule baseline_part:
     input:
         "workload.yaml",
     output:
-        "baseline/parts/{part}.csv",
+        layout.BASELINE_PART,
+        out=str(bench_text.out_beside(layout.BASELINE_PART)),
     params:
         # --bench times for bench_duration, the search/tune baseline with fixed iterations
         timing=config["bench_timing"],
@@ -50,6 +56,7 @@ rule baseline:
     input:
         workload="workload.yaml",
         parts=baseline_parts,
+        part_outs=baseline_part_outs,
     output:
         table="baseline/workload.csv",
         # the original's updated benchmark log and its results (geko_lib.bench.benchmark_log)

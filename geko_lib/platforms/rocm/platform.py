@@ -24,7 +24,7 @@ from typing import Sequence
 import pandas as pd
 
 from ... import library as liblogic
-from ...bench import rows as bench_rows
+from ...bench import rows as bench_rows, text as bench_text
 from ... import original_columns
 from ...gemm import GemmProblem
 from ...library import operations
@@ -198,7 +198,7 @@ class RocmPlatform:
         frame = self.run_rows(rows, out_dir, stem, device, library)
         hb.results_by_problem(frame, problems, Path(out_dir) / f"{stem}.out")
         self._progress(progress, problems)
-        return self._finish(hb.chosen_rows(frame), device)
+        return self._tool_output(self._finish(hb.chosen_rows(frame), device), out_dir, stem)
 
     def search(self, problems, out_dir, device, duration=None, progress=None) -> pd.DataFrame:
         """Every solution the heuristic returns for each GEMM (dense search)."""
@@ -215,7 +215,13 @@ class RocmPlatform:
                                       "a dense-search result without '--Solution index:' "
                                       "(print_kernel_info is on in every search row)")
         self._progress(progress, problems)
-        return self._finish(frame, device)
+        return self._tool_output(self._finish(frame, device), out_dir, stem)
+
+    @staticmethod
+    def _tool_output(frame: pd.DataFrame, out_dir, stem: str) -> pd.DataFrame:
+        """The results naming hipblaslt-bench's output they were read from, so the ``.out``
+        files are the tool's own (bench.text.output_text), not re-rendered."""
+        return bench_text.with_tool_output(frame, Path(out_dir) / f"{stem}.out")
 
     def _match_table(self) -> dict:
         path = self.install.match_table
@@ -281,7 +287,7 @@ class RocmPlatform:
         frame = hb.chosen_rows(frame)
         frame = frame.assign(error=hb.verification_error(frame))
         self._progress(progress, problems)
-        return self._finish(frame, device, VERIFY_COLUMNS)
+        return self._tool_output(self._finish(frame, device, VERIFY_COLUMNS), out_dir, stem)
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
         """Every solution of one logic file on every problem (prune): the file is built into a
