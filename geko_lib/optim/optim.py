@@ -94,7 +94,8 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     the original: concurrent jobs on a device overlap compilation with timing),
     each into ``build_<name>/3_LibraryLogic``; a completed build is not run again and a failed
     one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
-    ``tuning_dir/failed_jobs.log`` and skipped. Returns the logic dirs of the jobs that
+    ``tuning_dir/failed_jobs.log`` and skipped; ``tuning_dir/running_jobs.log`` lists the jobs
+    running (tuning.running_jobs). Returns the logic dirs of the jobs that
     finished."""
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     yamls = tuning_files(tuning_dir)
