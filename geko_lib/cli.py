@@ -2,6 +2,7 @@
 
     geko --search --workload-log app.yaml -d 0,1 --workdir run1
     geko --bench --inline 1024 1024 1 1024 B B S N T
+    geko --search --model config.json --tp 8 --tokens 1,16,64,512,4096
     geko --search --list sizes.yaml --platform sim -- --dry-run
     geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
     geko --tune -a gfx950 --workload-log app.yaml -w run2 --until configure   (configure.py)
@@ -66,6 +67,26 @@ def parse_devices(text: str) -> list[int]:
         return utils.parse_devices(text)
     except GekoError as exc:
         raise UsageError(f"--devices: {exc}") from None
+
+
+def parse_positive(text: str, flag: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def parse_tokens(text: str) -> list[int]:
+    return [parse_positive(item, "--tokens") for item in text.split(",")]
+
+
+def parse_weights(text: str) -> str | list[int]:
+    if text in workload.model_config.WEIGHT_MIXES:
+        return text
+    if not all(item.strip().isdigit() for item in text.split(",")):
+        mixes = " or ".join(workload.model_config.WEIGHT_MIXES)
+        raise UsageError(f"--token-weights: expected {mixes} or comma-separated positive "
+                         f"integers, got {text!r}")
+    return [parse_positive(item, "--token-weights") for item in text.split(",")]
 
 
 def absolute(text: str) -> str:
@@ -135,6 +156,19 @@ FLAGS = (
          "campaign's and the default per "
          "GEMM; runs the target combine (combined_libs/, results/combined_results.csv)",
          {"nargs": "+", "metavar": "WORKDIR"}, lambda dirs: [absolute(d) for d in dirs]),
+    Flag(("--tp",), "model_tp",
+         "tensor-parallel degree --model's linears are sharded for (default {default})",
+         {"metavar": "N"}, lambda text: parse_positive(text, "--tp")),
+    Flag(("--tokens",), "model_tokens",
+         "comma-separated token counts of --model's GEMMs, one GEMM per linear and count "
+         "(default {default})", {"metavar": "LIST"}, parse_tokens),
+    Flag(("--token-weights",), "model_token_weights",
+         "calls per token count of --model: serving (sqrt(max/T)), equal, or one integer "
+         "per token count, e.g. 8,4,1 (default {default})", {"metavar": "MIX"},
+         parse_weights),
+    Flag(("--dtype",), "model_dtype",
+         "input and output type of --model's GEMMs (default {default})",
+         {"choices": enum("model_dtype")}),
     Flag(("--platform",), "platform",
          "hardware platform (default {default}: an analytic model, no GPU; rocm when "
          "--hipblaslt or " + HIPBLASLT_ENV + " is set)", {"choices": enum("platform")}),
@@ -163,9 +197,10 @@ FLAGS = (
          "(default {default})", {"type": int, "choices": enum("verbosity")}),
 )
 
-SOURCES = {"workload_log": "--workload-log", "list": "--list", "inline": "--inline"}
+SOURCES = {"workload_log": "--workload-log", "list": "--list", "inline": "--inline",
+           "model": "--model"}
 SOURCE_KEYS = {"workload_log": "workload_log", "list": "workload_list",
-               "inline": "workload_inline"}
+               "inline": "workload_inline", "model": "workload_model"}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -187,6 +222,9 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--workload-log", metavar="PATH",
                      help="hipBLASLt HIPBLASLT_LOG_MASK=64 log (.yaml or .csv) or MASK=32 lines")
     src.add_argument("--list", metavar="PATH", help="size-list generator YAML")
+    src.add_argument("--model", metavar="CONFIG_JSON",
+                     help="a model's Hugging Face config.json: its attention, MLP and lm-head "
+                          "GEMMs on one GPU (with --tp, --tokens, --token-weights, --dtype)")
     src.add_argument("--inline", nargs=9, metavar="X",
                      help="M N batch K DataType DestDataType ComputeDataType transA transB, "
                           "e.g. 1024 1024 1 1024 B B S N T")
@@ -246,8 +284,8 @@ def read_saved(workdir: Path) -> dict:
     path = workdir / CONFIG_NAME
     if not path.is_file():
         raise UsageError(
-            f"no workload: give one of --workload-log, --list, --inline (or --workdir of a "
-            f"campaign to continue; {path} does not exist)")
+            f"no workload: give one of --workload-log, --list, --inline, --model (or --workdir "
+            f"of a campaign to continue; {path} does not exist)")
     try:
         saved = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -330,7 +368,7 @@ def workload_config(args) -> dict:
         workload.read_inline(values["inline"])  # validates every token
         out["workload_inline"] = " ".join(values["inline"])
         return out
-    dest = "workload_log" if "workload_log" in values else "list"
+    dest = next(d for d in ("workload_log", "list", "model") if d in values)
     path = path_errors.resolve(values[dest], SOURCES[dest])
     if not path.is_file():
         raise UsageError(f"{SOURCES[dest]}: {path} does not exist")
@@ -347,6 +385,9 @@ def check_workload(config: dict) -> None:
     elif config["workload_list"]:
         workload.read_list(config["workload_list"], platform=config["platform"],
                            arch=config["arch"])
+    elif config["workload_model"]:
+        workload.read_model(config["workload_model"], platform=config["platform"],
+                            **workload.model_config.options(config))
 
 
 def validate(config: dict) -> None:
@@ -410,6 +451,9 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     for key, value in given.items():
         set_key(config, key, value)
     config["arch"] = choose_arch(config, given, saved, mode)
+    model_flags = [flag_name(key) for key in given if key in workload.model_config.OPTION_KEYS]
+    if model_flags and not config["workload_model"]:
+        raise UsageError(f"{', '.join(model_flags)}: options of a --model workload")
     if not continuing:
         check_workload(config)  # fail fast
     validate(config)

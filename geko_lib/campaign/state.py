@@ -62,8 +62,11 @@ def _list_named_file(path: Path) -> Path | None:
 
 def workload_identity(config: dict) -> dict:
     """kind, input_path, input_sha256 (the bytes of the workload file, as the original) and
-    workload_sha256 (those bytes plus a file a --list names: an edit there is another workload)."""
-    for kind in ("log", "list", "inline"):
+    workload_sha256 (those bytes plus a file a --list names: an edit there is another workload;
+    for a model's config.json, plus the options its GEMMs are made with: tp, tokens, ...)."""
+    from ..workload import SOURCE_KINDS, model_config
+
+    for kind in SOURCE_KINDS:
         value = config.get(f"workload_{kind}")
         if value:
             break
@@ -79,6 +82,8 @@ def workload_identity(config: dict) -> dict:
     named = _list_named_file(path) if kind == "list" else None
     if named is not None and named.is_file():
         combined.update(f"\0{named}\0{file_sha256(named)}".encode())
+    if kind == "model" and sha is not None:
+        combined.update(f"\0{model_config.options_digest(config)}".encode())
     return {"kind": kind, "input_path": str(path), "input_sha256": sha,
             "workload_sha256": combined.hexdigest()}
 

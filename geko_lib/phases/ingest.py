@@ -1,11 +1,15 @@
-"""workload source (log, list or inline) -> workload.yaml (canonical rows)."""
+"""workload source (log, list, inline or model config) -> workload.yaml (canonical rows)."""
 import logging
 
 from .. import jobs, workload
+from ..workload import model_config
 
-READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline}
-# what a reader needs beyond the platform: a --list grid is drawn for the campaign's arch
-EXTRA = {"list": lambda config: {"arch": config.get("arch")}}
+READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline,
+           "model": workload.read_model}
+# what a reader needs beyond the platform: a --list grid is drawn for the campaign's arch, a
+# model's GEMMs for its tensor-parallel degree, token counts, weights and dtype
+EXTRA = {"list": lambda config: {"arch": config.get("arch")},
+         "model": model_config.options}
 
 
 def run(job):

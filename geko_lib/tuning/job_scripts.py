@@ -23,7 +23,9 @@ def job_config(config: dict, workdir: Path, workload_kind: str, workload_value: 
     """The campaign config with the paths a script started in the workdir needs absolute."""
     out = dict(config)
     out["workdir"] = str(Path(workdir).resolve())
-    for kind in ("log", "list", "inline"):
+    from ..workload import SOURCE_KINDS
+
+    for kind in SOURCE_KINDS:
         out[f"workload_{kind}"] = workload_value if kind == workload_kind else ""
     return out
 

@@ -8,6 +8,8 @@ Sources
 * CSV files (``.csv`` suffix) with the same fields (lowercase ``m, n, k`` accepted), or PyTorch
   TunableOp's ``tunableop_untuned<device>.csv`` / results files (:mod:`geko_lib.workload.tunableop`).
 * the generator ``--list`` YAML (:func:`read_list`) and the ``--inline`` spec (:func:`read_inline`).
+* a model's Hugging Face ``config.json`` (``--model``, :func:`read_model`: the linears of one
+  tensor-parallel GPU at chosen token counts; :mod:`geko_lib.workload.model_config`).
 
 The canonical table has the columns of :data:`geko_lib.gemm.LOG_FIELDS` that the source provides
 (in that order), never a null, one row per distinct call signature with ``call_count`` summed over
@@ -40,7 +42,8 @@ line (as hipBLASLt writes them): a ``- {`` line without its ``}`` is rejected as
 in another YAML layout (block style) is read by PyYAML as a whole.
 
 The package holds one module per source: ``mask64``, ``mask32``, ``csv_log``, ``size_list``,
-``inline``, ``tunableop`` (PyTorch TunableOp files), over the shared ``parsing``
+``inline``, ``tunableop`` (PyTorch TunableOp files), ``aiter``, ``model_config`` (``linear``:
+F.linear as hipBLASLt logs it), over the shared ``parsing``
 of text and the canonical ``table``; ``reader`` picks the source of a file, ``writer`` writes
 ``workload.yaml``.
 """
@@ -48,12 +51,17 @@ of text and the canonical ``table``; ``reader`` picks the source of a file, ``wr
 from .errors import WorkloadError  # noqa: F401
 from .inline import INLINE_PATH, INLINE_TOKENS, read_inline  # noqa: F401
 from .mask32 import read_bench_commands  # noqa: F401
+from .model_config import read_model  # noqa: F401
 from .parsing import cleanup_mangled_pairs  # noqa: F401
 from .reader import read  # noqa: F401
 from .size_list import read_list, rows_of  # noqa: F401
 from .writer import problems, rows_text, write  # noqa: F401
 
+# the workload sources, each a config key workload_<kind> (exactly one is set)
+SOURCE_KINDS = ("log", "list", "inline", "model")
+
 __all__ = [
-    "WorkloadError", "read", "read_bench_commands", "read_list", "read_inline", "write", "problems",
+    "WorkloadError", "read", "read_bench_commands", "read_list", "read_inline", "read_model",
+    "write", "problems", "SOURCE_KINDS",
     "cleanup_mangled_pairs", "rows_of", "rows_text",
 ]

@@ -27,6 +27,7 @@ import csv
 from pathlib import Path
 
 from ..gemm import DTYPES
+from .linear import linear_fields
 
 UNTUNED_COLUMNS = ("M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle")
 # aiter's dtype spelling (str(torch.dtype)) <-> hipBLASLt's type names
@@ -104,12 +105,8 @@ def gemm_row(record: dict, path, line: int) -> dict:
     a_type = _type(record["dtype"], path, line, "dtype")
     d_type = _type(record.get("outdtype") or record["dtype"], path, line, "outdtype")
     scaled = _flag(record.get("scaleAB", "False"), path, line, "scaleAB")
-    return {"function": "matmul", "transA": "T", "transB": "N", "M": out_features,
-            "N": tokens, "K": k, "batch_count": 1, "lda": k, "ldb": k, "ldc": out_features,
-            "ldd": out_features, "a_type": a_type, "b_type": a_type, "c_type": d_type,
-            "d_type": d_type, "compute_type": "c_f32_r", "scaleA": int(scaled),
-            "scaleB": int(scaled),
-            "bias_vector": _flag(record.get("bias", "False"), path, line, "bias")}
+    return linear_fields(out_features, tokens, k, a_type, d_type, scaled=scaled,
+                         bias=_flag(record.get("bias", "False"), path, line, "bias"))
 
 
 def workload_rows(path, rows_class):

@@ -3,7 +3,7 @@ import os
 
 from snakemake.utils import validate
 
-from geko_lib import failures, resources
+from geko_lib import failures, resources, workload
 from geko_lib.bench import rows as bench_rows, text as bench_text
 from geko_lib.campaign import layout
 
@@ -22,12 +22,13 @@ WORKDIR = launch_path(config["workdir"])
 MODE = config["mode"]
 WORKLOAD_SOURCES = {
     kind: config[f"workload_{kind}"]
-    for kind in ("log", "list", "inline")
+    for kind in workload.SOURCE_KINDS
     if config[f"workload_{kind}"]
 }
 if len(WORKLOAD_SOURCES) != 1:
     raise ValueError(
-        "config: set exactly one of workload_log, workload_list, workload_inline "
+        "config: set exactly one of "
+        f"{', '.join('workload_' + k for k in workload.SOURCE_KINDS)} "
         f"(set: {', '.join('workload_' + k for k in WORKLOAD_SOURCES) or 'none'})"
     )
 (WORKLOAD_KIND, WORKLOAD_VALUE), = WORKLOAD_SOURCES.items()

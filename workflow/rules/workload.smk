@@ -10,6 +10,8 @@ checkpoint ingest:
     params:
         kind=WORKLOAD_KIND,
         value=WORKLOAD_VALUE,
+        # a model's GEMMs depend on these too: a change re-runs the ingest
+        options=workload.model_config.options(config) if WORKLOAD_KIND == "model" else {},
     log:
         "logs/ingest.log",
     script:

@@ -1,0 +1,210 @@
+"""A workload from a model's Hugging Face ``config.json`` (``geko --model config.json --tp 8
+--tokens 1,16,64,512,4096``): the GEMMs one GPU of a tensor-parallel deployment runs.
+
+Fields read: ``hidden_size``, ``intermediate_size``, ``num_attention_heads``,
+``num_hidden_layers``, ``vocab_size`` (required), ``num_key_value_heads`` (default: the
+attention heads, Hugging Face's own default), ``head_dim`` (where given, else hidden / heads).
+Per decoder layer, as Megatron-style tensor parallelism (vLLM, SGLang) shards them over ``tp``
+GPUs, with ``h`` = heads, ``g`` = KV heads, ``d`` = head dim, ``I`` = intermediate size:
+
+===========  =============================  ======================  ==================
+linear       out features (M)               in features (K)         per forward pass
+===========  =============================  ======================  ==================
+q/k/v fused  ``(h/tp + 2 * max(1, g/tp)) d``  hidden                  layers
+o-proj       hidden                         ``h d / tp``            layers
+gate/up      ``2 I / tp``                   hidden                  dense layers
+down         hidden                         ``I / tp``              dense layers
+lm-head      ``ceil(vocab / tp)``           hidden                  1
+===========  =============================  ======================  ==================
+
+q/k/v, gate/up and the lm-head are column-parallel (their out features split), o-proj and down
+row-parallel (their in features split); KV heads fewer than ``tp`` are replicated (each GPU holds
+one). Mixture-of-experts configs (``num_local_experts``, ``n_routed_experts``, ``num_experts``):
+the experts' GEMMs depend on the routing and are not included; their dense layers
+(``first_k_dense_replace``) are. Multi-head latent attention (``kv_lora_rank``, DeepSeek-V2/V3)
+is refused. Bias adds are not modelled (no ``bias_vector``).
+
+Each linear is one ``F.linear`` per token count ``T`` (:mod:`geko_lib.workload.linear`:
+``transA T, transB N, M = out features, N = T, K = in features``), in ``dtype`` (bf16 by
+default). ``call_count`` = per-forward-pass count x the token count's weight: ``equal`` (1
+each), ``serving`` (``round(sqrt(max(tokens) / T))``, at least 1: small decode batches occur
+more often than large prefills) or one positive integer per token count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import re
+from pathlib import Path
+
+from .errors import WorkloadError
+from .linear import linear_fields
+from ..log_setup import LOGGER
+
+log = logging.getLogger(LOGGER)
+
+REQUIRED = ("hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers",
+            "vocab_size")
+EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts")
+WEIGHT_MIXES = ("serving", "equal")
+DTYPES = ("bf16_r", "f16_r", "f32_r")
+# config key -> the reader's keyword (the workload's options: its identity and the ingest's)
+OPTION_KEYS = {"model_tp": "tp", "model_tokens": "tokens",
+               "model_token_weights": "token_weights", "model_dtype": "dtype"}
+
+
+def options(config: dict) -> dict:
+    """The reader's keywords from a campaign config (``model_tp``, ...)."""
+    return {word: config.get(key) for key, word in OPTION_KEYS.items()}
+
+
+def options_digest(config: dict) -> str:
+    """SHA-256 of the options (with the config file's bytes, the workload's identity)."""
+    return hashlib.sha256(json.dumps(options(config), sort_keys=True).encode()).hexdigest()
+
+
+class _Config:
+    """The parsed ``config.json`` with the line of each top-level key (for errors)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorkloadError(path, None, "encoding", f"not UTF-8 text: {exc}") from None
+        try:
+            self.data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise WorkloadError(path, exc.lineno, "json", exc.msg) from None
+        if not isinstance(self.data, dict):
+            raise WorkloadError(path, None, "json", "expected a JSON object of model settings, "
+                                                    f"got {type(self.data).__name__}")
+        self.lines = text.split("\n")
+
+    def line(self, key: str) -> int | None:
+        pattern = re.compile(rf'"{re.escape(key)}"\s*:')
+        return next((n for n, line in enumerate(self.lines, 1) if pattern.search(line)), None)
+
+    def error(self, key: str, message: str) -> WorkloadError:
+        return WorkloadError(self.path, self.line(key), key, message)
+
+    def integer(self, key: str, default=None) -> int:
+        value = self.data.get(key)
+        if value is None:
+            if default is not None:
+                return default
+            raise self.error(key, "missing required field (a model config.json needs "
+                                  f"{', '.join(REQUIRED)})")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(key, f"expected a positive integer, got {value!r}")
+        return value
+
+
+def _divides(cfg: _Config, key: str, value: int, tp: int) -> int:
+    if value % tp:
+        raise cfg.error(key, f"{value} is not divisible by the tensor-parallel degree {tp} "
+                             "(model_tp, geko --tp)")
+    return value // tp
+
+
+def linears(path, tp: int) -> list[tuple[str, int, int, int]]:
+    """(name, out features, in features, calls per forward pass) of one GPU's linears."""
+    cfg = _Config(path)
+    if cfg.data.get("kv_lora_rank") is not None:
+        raise cfg.error("kv_lora_rank", "multi-head latent attention (DeepSeek-V2/V3) is not "
+                                        "modelled; give a log of the model instead")
+    hidden, heads = cfg.integer("hidden_size"), cfg.integer("num_attention_heads")
+    layers, vocab = cfg.integer("num_hidden_layers"), cfg.integer("vocab_size")
+    kv_heads = cfg.integer("num_key_value_heads", default=heads)
+    if cfg.data.get("head_dim") is None and hidden % heads:
+        raise cfg.error("hidden_size", f"{hidden} is not divisible by num_attention_heads "
+                                       f"{heads}; give head_dim")
+    head_dim = cfg.integer("head_dim", default=hidden // heads)
+    heads_here = _divides(cfg, "num_attention_heads", heads, tp)
+    if kv_heads >= tp:
+        kv_here = _divides(cfg, "num_key_value_heads", kv_heads, tp)
+    elif tp % kv_heads:
+        raise cfg.error("num_key_value_heads", f"{kv_heads} KV heads cannot be replicated "
+                                               f"evenly over tensor-parallel degree {tp}")
+    else:
+        kv_here = 1  # fewer KV heads than GPUs: each GPU holds a copy of one
+    out = [("qkv_proj", (heads_here + 2 * kv_here) * head_dim, hidden, layers),
+           ("o_proj", hidden, heads_here * head_dim, layers)]
+    experts = next((k for k in EXPERT_KEYS if cfg.data.get(k)), None)
+    dense_layers = layers
+    if experts:
+        dense_layers = min(layers, int(cfg.data.get("first_k_dense_replace") or 0))
+        log.warning("%s: %s %s: the experts' GEMMs are not included (%d of %d layers dense)",
+                    path, experts, cfg.data[experts], dense_layers, layers)
+    if dense_layers:
+        inter = _divides(cfg, "intermediate_size", cfg.integer("intermediate_size"), tp)
+        out += [("gate_up_proj", 2 * inter, hidden, dense_layers),
+                ("down_proj", hidden, inter, dense_layers)]
+    out.append(("lm_head", -(-vocab // tp), hidden, 1))
+    return out
+
+
+def weights_of(tokens: list[int], weights, path="model_token_weights") -> list[int]:
+    """The weight of each token count (see the module docstring)."""
+    if isinstance(weights, (list, tuple)):
+        if len(weights) != len(tokens):
+            raise WorkloadError(path, None, "model_token_weights",
+                                f"{len(weights)} weights for {len(tokens)} token counts")
+        return [int(w) for w in weights]
+    if weights == "equal":
+        return [1] * len(tokens)
+    if weights == "serving":
+        top = max(tokens)
+        return [max(1, round(math.sqrt(top / t))) for t in tokens]
+    raise WorkloadError(path, None, "model_token_weights",
+                        f"expected {' or '.join(WEIGHT_MIXES)} or a list of integers, "
+                        f"got {weights!r}")
+
+
+def _check_options(path, tp, tokens, weights, dtype) -> None:
+    def bad(key: str, message: str):
+        return WorkloadError(path, None, key, message)
+
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
+        raise bad("model_tp", f"expected a positive integer, got {tp!r}")
+    if not tokens:
+        raise bad("model_tokens", "expected at least one token count")
+    for t in tokens:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise bad("model_tokens", f"token counts must be positive integers, got {t!r}")
+    if len(set(tokens)) != len(tokens):
+        raise bad("model_tokens", f"token count given twice: {tokens}")
+    if isinstance(weights, (list, tuple)) and any(
+            isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in weights):
+        raise bad("model_token_weights", f"weights must be positive integers, got {weights}")
+    if dtype not in DTYPES:
+        raise bad("model_dtype", f"expected one of {', '.join(DTYPES)}, got {dtype!r}")
+
+
+def model_rows(path, *, tp, tokens, token_weights: object = "serving", dtype="bf16_r"):
+    """The mask-64 rows (dicts with ``call_count``) of the model's GEMMs."""
+    _check_options(path, tp, tokens, token_weights, dtype)
+    weights = weights_of(list(tokens), token_weights, path)
+    shapes = linears(path, tp)
+    return [linear_fields(out_features, t, k, dtype, dtype) | {"call_count": per_pass * w}
+            for t, w in zip(tokens, weights) for _, out_features, k, per_pass in shapes]
+
+
+def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serving",
+               dtype="bf16_r", platform: str | None = None):
+    """A model's ``config.json`` -> the canonical workload table (one row per distinct GEMM)."""
+    from .parsing import _missing_file
+    from .table import _Rows, _normalize
+
+    problem = _missing_file(path)
+    if problem:
+        raise problem
+    parsed = model_rows(path, tp=tp, tokens=list(tokens), token_weights=token_weights,
+                        dtype=dtype)
+    rows = _Rows(path, lambda i: None)
+    for row in parsed:
+        rows.add(tuple(row), list(row.values()))
+    return _normalize(rows, platform)
