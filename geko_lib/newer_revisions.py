@@ -17,7 +17,8 @@ run that silently read them as something else would tune or ship the wrong GEMMs
   MatchTable; a foreign reference would need its own MatchTable for both.
 
 Refusals happen before anything is written (the ``geko`` command and the launchers exit 2
-with one ``geko: error:`` line).
+with one ``geko: error:`` line; the API raises :class:`NewerRevisionInput`, also for
+``search.run(..., custom_lib_dir=...)``).
 """
 
 from __future__ import annotations
@@ -62,15 +63,26 @@ def refuse_arch(arch, where: str = "arch") -> None:
             "MatrixInstruction table, tuning profiles or device model for it")
 
 
+def custom_lib_message(name: str) -> str:
+    return (f"{name}: a reference library other than the installed hipBLASLt's (newer GEKO "
+            "revisions) is not supported by geko: its baseline, search and comparison measure "
+            "the platform's own library and find winners in its MatchTable; point --hipblaslt "
+            "at a hipBLASLt checkout built with that library instead")
+
+
 def refused_flag(argv) -> str | None:
     """The one-line refusal of a ``--custom-lib-src``/``--custom-lib-dir`` on a command line
     (also as ``--flag=value``), None if neither is given."""
     for arg in argv:
         flag = str(arg).split("=", 1)[0]
         if flag in CUSTOM_LIB_FLAGS:
-            return (f"{flag}: a reference library other than the installed hipBLASLt's (newer "
-                    "GEKO revisions) is not supported by geko: its baseline, search and "
-                    "comparison measure the platform's own library and find winners in its "
-                    "MatchTable; point --hipblaslt at a hipBLASLt checkout built with that "
-                    "library instead")
+            return custom_lib_message(flag)
     return None
+
+
+def refuse_reference_library(options: dict) -> None:
+    """The API's form (``search.run(..., custom_lib_dir=...)`` of the newest revision): a
+    reference library is refused rather than silently ignored."""
+    for name in ("custom_lib_dir", "custom_lib_src"):
+        if options.get(name) is not None:
+            raise NewerRevisionInput(custom_lib_message(name))

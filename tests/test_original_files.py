@@ -401,3 +401,13 @@ def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch):
                           wildcards=phases.Paths(part="part_0_of_1")), "baseline")
     text = Path(part_out).read_text()
     assert bench_text.is_rendered(text) and "model predictions" in text.splitlines()[0]
+
+
+def test_api_search_refuses_a_reference_library(tmp_path):
+    from geko_lib import newer_revisions, search
+    from tests.test_one_engine import _rows
+
+    with pytest.raises(newer_revisions.NewerRevisionInput, match="custom_lib_dir: a reference"):
+        search.run(configs=_rows()[:1], output_dir=tmp_path / "s", devices=[0], platform="sim",
+                   custom_lib_dir=str(tmp_path / "lib"), lock_dir=str(tmp_path / "locks"))
+    assert not (tmp_path / "s").exists()

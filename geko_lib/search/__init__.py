@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import platforms
+from .. import newer_revisions, platforms
 from ..campaign import layout
 from ..errors import GekoError
 from ..bench.rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
@@ -100,6 +100,7 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
 
     if not configs:
         raise GekoError("search.run() needs configs (the rows of search.configure)")
+    newer_revisions.refuse_reference_library(config)
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     candidates = search_runner.run_chunks(plat, list(configs), Path(output_dir), list(devices),
                                           max_chunk_size, retry, duration)
