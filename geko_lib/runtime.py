@@ -7,7 +7,9 @@
     print(rt.coverage())                            # hits, misses, the shapes that missed
 
 A call whose (shape, data types, layout) the library holds runs the tuned cuBLASLt algorithm or
-Triton kernel; anything else falls through to torch. ``rt.patch_linear()`` routes every
+Triton kernel; anything else falls through to torch. Tuned kernels pay off under CUDA graphs:
+dispatched eagerly, a call costs tens of microseconds in Python, so the first eager tuned call
+logs a warning saying so and ``rt.eager_calls`` counts them. ``rt.patch_linear()`` routes every
 ``torch.nn.functional.linear`` of a model through the library for the duration of a ``with``.
 
 Capturing a workload on an NVIDIA GPU (``HIPBLASLT_LOG_MASK=64`` exists only on AMD):
@@ -20,11 +22,22 @@ Capturing a workload on an NVIDIA GPU (``HIPBLASLT_LOG_MASK=64`` exists only on 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import Counter
 from pathlib import Path
 
 from .gemm import GemmProblem, GemmType
+from .log_setup import LOGGER
 from .platforms import PlatformError
+
+log = logging.getLogger(LOGGER)
+
+# what one tuned call costs in Python dispatch when it is not replayed from a CUDA graph
+# (bench/RESULTS.md, issue 23: 49-66 us for cuBLASLt solutions, 115-335 us for Triton ones)
+EAGER_NOTE = ("geko runtime: tuned kernels are dispatched eagerly (not under CUDA graph "
+              "capture); each call then costs tens of microseconds of Python dispatch, more than "
+              "a decode GEMM gains: capture the step in a CUDA graph (as serving engines do) or "
+              "leave eager code on torch")
 
 TORCH_TO_TYPE = {"bfloat16": "bf16_r", "float16": "f16_r", "float32": "f32_r"}
 
@@ -37,6 +50,7 @@ class Runtime:
         self.misses: Counter = Counter()
         self._prepared: dict = {}
         self._cuda = None  # the cuda platform, made on first dispatch (it imports torch)
+        self.eager_calls = 0  # tuned calls dispatched outside CUDA graph capture
 
     # --- dispatch -------------------------------------------------------------------------------
     def matmul(self, x, y):
@@ -47,7 +61,19 @@ class Runtime:
             self.misses[problem.name if problem else "unsupported layout/type"] += 1
             return x @ y
         self.hits[problem.name] += 1
+        self._note_eager()
         return self._run(problem, solution, x, y)
+
+    def _note_eager(self) -> None:
+        """Count tuned calls made outside CUDA graph capture and say once that eager use loses
+        (the dispatch costs more than the kernel gains; under a graph it is replayed free)."""
+        import torch
+
+        if torch.cuda.is_current_stream_capturing():
+            return
+        self.eager_calls += 1
+        if self.eager_calls == 1:
+            log.warning(EAGER_NOTE)
 
     def linear(self, x, weight, bias=None):
         """torch.nn.functional.linear through the library (2-D or batched-leading-dims x)."""
@@ -71,7 +97,8 @@ class Runtime:
         total = sum(self.hits.values()) + sum(self.misses.values())
         return {"hits": sum(self.hits.values()), "misses": sum(self.misses.values()),
                 "hit_rate": sum(self.hits.values()) / total if total else 0.0,
-                "missed_shapes": dict(self.misses.most_common())}
+                "missed_shapes": dict(self.misses.most_common()),
+                "eager_calls": self.eager_calls}
 
     # --- running one solution ---------------------------------------------------------------------
     def _run(self, problem: GemmProblem, solution: dict, x, y):
