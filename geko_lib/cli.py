@@ -552,14 +552,19 @@ def coverage_parser() -> argparse.ArgumentParser:
         description="Which GEMMs of an application's log a library serves (exact type and "
                     "size), with their share of calls and of GEMM time.")
     p.add_argument("--library", required=True, metavar="PATH",
-                   help="library logic: a directory (e.g. a campaign's final_libs) or one file")
+                   help="library logic: a directory (e.g. a campaign's final_libs) or one file; "
+                        "or one export (exports/: override file, TunableOp CSV, aiter CSV)")
     p.add_argument("--workload", "--workload-log", dest="workload", required=True,
                    metavar="LOG", help="the application's GEMM log (any workload format)")
     p.add_argument("--timings", metavar="CSV",
                    help="per-GEMM times (a campaign's baseline/workload.csv or summary.csv: GEMM "
                         "identity and us); default: the sim model's estimate")
-    p.add_argument("--arch", help="architecture of the sim model estimate (default: the "
-                                  "library's, else gfx950)")
+    p.add_argument("--arch", help="the GPU the library is for: an export (--library FILE) "
+                                  "measured on another arch is refused; also the arch of the "
+                                  "sim model estimate (default: the library's, else gfx950)")
+    p.add_argument("--library-version", metavar="BUILD",
+                   help="the library build deployed (hipBLASLt's git version): an export "
+                        "measured with another build, or recording none, is refused")
     p.add_argument("--top", type=int, default=30,
                    help="GEMM rows to list, largest time first (0 = all; default 30)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -597,14 +602,15 @@ def status_main(argv: list[str]) -> int:
 def coverage_main(argv: list[str]) -> int:
     from .campaign import coverage
     from .library import LibraryError
+    from .library.exports import ExportError
 
     args = coverage_parser().parse_args(argv)
     try:
         with path_errors.translated():
             report = coverage.coverage(args.library, args.workload, timings=args.timings,
-                                       arch=args.arch)
+                                       arch=args.arch, library_version=args.library_version)
     except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError,
-            path_errors.PathError) as exc:
+            ExportError, path_errors.PathError) as exc:
         print(f"geko coverage: error: {exc}", file=sys.stderr)
         return 2
     _print(_dump_json(report) if args.json else coverage.format_text(report, top=args.top))

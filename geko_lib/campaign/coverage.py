@@ -3,6 +3,9 @@ application's calls and GEMM time that is.
 
 A library serves a GEMM when one of its files has the GEMM's type (layout and data types) and an
 ExactLogic entry of its exact size [M, N, batch, K] (how hipBLASLt matches an Equality library).
+The library may also be one export (override file, TunableOp results, aiter tuned CSV): it
+serves the GEMMs it lists, and one measured on another arch (``--arch``) or library build
+(``--library-version``) is refused by name (``geko_lib.library.exports.measured``).
 Time per GEMM = call_count x us, with ``us`` from a timings table (``baseline/workload.csv`` or
 ``summary.csv`` of a campaign: GEMM identity columns and ``us``) or, without one, from the sim
 platform's model of the architecture (an estimate, and the report says so).
@@ -28,9 +31,32 @@ class CoverageError(GekoError, ValueError):
     pass
 
 
-def library_entries(path) -> tuple[dict, list[str], str | None]:
-    """((GemmType, size) -> library file name, file names, architecture of the first file)."""
+def export_entries(path, arch: str | None, library_version: str | None):
+    """The GEMMs an export (override file, TunableOp results, aiter tuned CSV) serves, after
+    refusing one measured on another arch or build than the given ones (exports.measured)."""
+    from ..library.exports import measured
+
+    kind, table, recorded = measured.read_export(path)
+    measured.check_measured_on(path, recorded, arch=arch, library_version=library_version)
+    entries = {}
+    for row in table.to_dict("records"):
+        problem = GemmProblem.from_row(row)
+        entries.setdefault((problem.type, problem.size), path.name)
+    return entries, [path.name], recorded.get("arch")
+
+
+def library_entries(path, arch: str | None = None,
+                    library_version: str | None = None) -> tuple[dict, list[str], str | None]:
+    """((GemmType, size) -> library file name, file names, architecture of the first file);
+    ``path`` may also be one export file, checked against ``arch`` and ``library_version``."""
+    from ..library.exports import measured
+
     path = Path(path)
+    if path.is_file() and measured.kind_of(path):
+        return export_entries(path, arch, library_version)
+    if library_version:
+        raise CoverageError("--library-version: checks an export file (override, TunableOp, "
+                            f"aiter CSV); {path} is library logic")
     if path.is_dir():
         libs = library.load_dir(path)
     elif path.is_file():
@@ -107,9 +133,11 @@ def _pct(part: float, whole: float):
     return 100.0 * part / whole if whole else None
 
 
-def coverage(library_path, workload_path, timings=None, arch: str | None = None) -> dict:
-    """The coverage report as a JSON-able mapping (see format_text)."""
-    entries, lib_files, lib_arch = library_entries(library_path)
+def coverage(library_path, workload_path, timings=None, arch: str | None = None,
+             library_version: str | None = None) -> dict:
+    """The coverage report as a JSON-able mapping (see format_text). An export given as the
+    library is refused where it was measured on another ``arch`` or ``library_version``."""
+    entries, lib_files, lib_arch = library_entries(library_path, arch, library_version)
     table = workload.read(workload_path)
     identity = gemm_identity(table)
     problems = [GemmProblem.from_row(r) for r in identity.to_dict("records")]

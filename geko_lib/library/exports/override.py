@@ -184,11 +184,13 @@ def read_tuning_override(path) -> pd.DataFrame:
         rec["solution_index"] = r.int(get[index_column], index_column)
         if "solution_name" in get:
             rec["solution_name"] = get["solution_name"] or None
+        if "gcnArchName" in get:  # the arch it was measured on (exports.measured)
+            rec["gcnArchName"] = get["gcnArchName"]
         if "us" in get:
             rec["us"] = r.float(get["us"], "us")
         records.append(rec)
     order = list(IDENTITY)
-    extra = ["scaleA", "scaleB", "solution_index", "solution_name", "us"]
+    extra = ["scaleA", "scaleB", "solution_index", "solution_name", "us", "gcnArchName"]
     present = {key for rec in records for key in rec} if records else {"solution_index"}
     order += [c for c in extra if c in present]
     frame = pd.DataFrame.from_records(records, columns=order)

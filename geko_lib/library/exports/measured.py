@@ -1,0 +1,132 @@
+"""Which library build and architecture an export was measured on, and refusing one of another.
+
+hipBLASLt solution indices mean nothing across library builds or architectures, so an export is
+only good where it was measured. Each format records that in its own words, which
+:func:`read_export` reads back:
+
+* override file: the ``Git Version:`` line (the build) and ``gcnArchName`` (the arch);
+* TunableOp results: the ``HIPBLASLT_VERSION`` and ``GCN_ARCH_NAME`` validators;
+* aiter tuned CSV: ``gfx`` and ``cu_num`` (the arch; the format has no build column);
+
+and, for what the file lacks, the stamp geko writes beside every output
+(``<file>.stamp.json``: the campaign's ``library_version`` and ``arch``).
+:func:`check_measured_on` compares them with the build and arch a user deploys on and refuses a
+mismatch naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .winners import ExportError
+
+STAMP_SUFFIX = ".stamp.json"
+
+
+def kind_of(path) -> str | None:
+    """``override``, ``tunableop``, ``aiter`` or None (not an export), from the first line."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = next((line.strip() for line in handle if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if first.startswith("Git Version:") or first.lstrip("[0123456789]:").startswith("transA,"):
+        return "override"
+    if first.startswith("Validator,") or "TunableOp_" in first.split(",")[0]:
+        return "tunableop"
+    names = [c.strip() for c in first.split(",")]
+    if {"M", "N", "K", "libtype", "solidx"} <= set(names):
+        return "aiter"
+    return None
+
+
+def _stamp(path: Path) -> dict:
+    sidecar = path.with_name(path.name + STAMP_SUFFIX)
+    try:
+        record = json.loads(sidecar.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {key: record.get(key) for key in ("library_version", "arch") if record.get(key)}
+
+
+def read_export(path) -> tuple[str, pd.DataFrame, dict]:
+    """(kind, winners table, measured-on) of an export; measured-on has ``library_version``,
+    ``arch``, ``cu_num`` where recorded, each with ``<key>_field``: where it was read."""
+    from . import read_aiter_tuned, read_tunableop, read_tuning_override
+
+    path = Path(path)
+    kind = kind_of(path)
+    measured: dict = {}
+
+    def note(key, value, field):
+        if value not in (None, "", 0) and key not in measured:
+            measured[key], measured[f"{key}_field"] = value, field
+
+    if kind == "override":
+        table = read_tuning_override(path)
+        note("library_version", table.attrs.get("version"), "Git Version")
+        archs = sorted(set(table.get("gcnArchName", pd.Series(dtype=str)).dropna()) - {""})
+        if len(archs) > 1:
+            raise ExportError(f"{path}: gcnArchName: entries of several archs ({', '.join(archs)})")
+        note("arch", archs[0] if archs else None, "gcnArchName")
+    elif kind == "tunableop":
+        table = read_tunableop(path)
+        validators = table.attrs.get("validators") or {}
+        note("library_version", validators.get("HIPBLASLT_VERSION"), "HIPBLASLT_VERSION")
+        note("arch", validators.get("GCN_ARCH_NAME"), "GCN_ARCH_NAME")
+    elif kind == "aiter":
+        table = read_aiter_tuned(path)
+        for key, column in (("arch", "gfx"), ("cu_num", "cu_num")):
+            values = sorted(set(table[column]) - {"", 0}) if column in table else []
+            if len(values) > 1:
+                raise ExportError(f"{path}: {column}: rows of several values "
+                                  f"({', '.join(map(str, values))})")
+            note(key, values[0] if values else None, column)
+    else:
+        raise ExportError(f"{path}: not an export geko writes (override file, TunableOp "
+                          "results, aiter tuned CSV)")
+    for key, value in _stamp(path).items():
+        note(key, value, f"{path.name}{STAMP_SUFFIX} {key}")
+    return kind, table, measured
+
+
+def _base(name: str) -> str:
+    """``gfx942`` of ``gfx942:sramecc+:xnack-`` or of geko's ``gfx942_80cu``."""
+    from ...platforms.archs import ARCHS
+
+    name = str(name).split(":")[0]
+    return ARCHS[name].model if name in ARCHS else name
+
+
+def check_measured_on(path, measured: dict, *, arch: str | None = None,
+                      library_version: str | None = None) -> None:
+    """Refuse an export measured on another arch (its gfx name or CU count differ from
+    ``arch``'s, a geko ``--arch`` name or a gfx name) or another build (its recorded version is
+    not ``library_version``; one that records none cannot be checked and is refused too)."""
+    from ...platforms.archs import ARCHS
+
+    if arch:
+        recorded = measured.get("arch")
+        if recorded and _base(recorded) != _base(arch):
+            raise ExportError(f"{path}: {measured['arch_field']}: measured on {recorded}, not "
+                              f"{arch}: its solution indices mean nothing there")
+        cus = measured.get("cu_num")
+        if cus and arch in ARCHS and int(cus) != ARCHS[arch].cus:
+            raise ExportError(f"{path}: {measured['cu_num_field']}: measured on {cus} CUs, "
+                              f"{arch} has {ARCHS[arch].cus}")
+        stamped = measured.get("arch") if "stamp" in measured.get("arch_field", "") else None
+        if stamped and stamped in ARCHS and arch in ARCHS and stamped != arch:
+            raise ExportError(f"{path}: {measured['arch_field']}: measured on {stamped}, not "
+                              f"{arch}")
+    if library_version:
+        recorded = measured.get("library_version")
+        if recorded is None:
+            raise ExportError(f"{path}: records no library build, so it cannot be checked "
+                              f"against {library_version}")
+        if recorded != library_version:
+            raise ExportError(f"{path}: {measured['library_version_field']}: measured with "
+                              f"library build {recorded}, not {library_version}: its solution "
+                              "indices mean nothing there")
