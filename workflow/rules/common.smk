@@ -3,7 +3,7 @@ import os
 
 from snakemake.utils import validate
 
-from geko_lib import failures, resources, workload
+from geko_lib import failures, path_errors, resources, workload
 from geko_lib.bench import rows as bench_rows, text as bench_text
 from geko_lib.campaign import layout
 
@@ -14,11 +14,13 @@ validate(config, "../schemas/config.schema.yaml")
 LAUNCH_DIR = Path(os.getcwd())
 
 
-def launch_path(value):
-    return str((LAUNCH_DIR / value).resolve()) if value else ""
+def launch_path(value, key="path"):
+    """A config path from where snakemake was started; a symlink loop or a name that is not
+    UTF-8 is refused naming the config key (geko_lib.path_errors), not with a traceback."""
+    return str(path_errors.resolve(LAUNCH_DIR / value, f"config {key}")) if value else ""
 
 
-WORKDIR = launch_path(config["workdir"])
+WORKDIR = launch_path(config["workdir"], "workdir")
 MODE = config["mode"]
 WORKLOAD_SOURCES = {
     kind: config[f"workload_{kind}"]
@@ -35,7 +37,8 @@ if len(WORKLOAD_SOURCES) != 1:
 if WORKLOAD_KIND != "inline":
     # from the launch directory, else a bundled workload (config/workloads/ of the checkout or
     # of the installed package: the default is one)
-    WORKLOAD_VALUE = str(resources.find(WORKLOAD_VALUE, LAUNCH_DIR) or launch_path(WORKLOAD_VALUE))
+    WORKLOAD_VALUE = str(resources.find(WORKLOAD_VALUE, LAUNCH_DIR)
+                         or launch_path(WORKLOAD_VALUE, f"workload_{WORKLOAD_KIND}"))
     if not Path(WORKLOAD_VALUE).is_file():
         raise ValueError(f"config: workload_{WORKLOAD_KIND} {WORKLOAD_VALUE} does not exist")
     config[f"workload_{WORKLOAD_KIND}"] = WORKLOAD_VALUE  # resolved: jobs run in the workdir
@@ -60,7 +63,7 @@ def aiter_export():
 
 def combine_workdirs():
     """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
-    return [Path(launch_path(str(Path(other).expanduser())))
+    return [Path(launch_path(str(Path(other).expanduser()), "combine_with"))
             for other in config.get("combine_with") or []]
 
 
