@@ -52,13 +52,13 @@ def _config(tmp_path, **extra) -> dict:
                                 "devices": [0], "lock_dir": str(tmp_path / "locks"), **extra})
 
 
-def configure_workdir(tmp_path, monkeypatch, **tune_options) -> tuple[Path, dict]:
+def configure_workdir(tmp_path, monkeypatch, settings=None, **tune_options) -> tuple[Path, dict]:
     """A workdir whose configure phase ran in process, as the workflow's checkpoint runs it."""
     workdir = tmp_path / "workdir"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
     _gemms_csv(workdir / layout.GEMMS)
-    config = _config(tmp_path, tune_options=tune_options)
+    config = _config(tmp_path, tune_options=tune_options, **(settings or {}))
     job = phases.Job("configure", phases.Paths(layout.GEMMS),
                      phases.Paths(layout.TUNING_MANIFEST), config,
                      params=phases.Paths(arch="gfx950", backend="ductile", options=tune_options,
@@ -411,3 +411,16 @@ def test_api_search_refuses_a_reference_library(tmp_path):
         search.run(configs=_rows()[:1], output_dir=tmp_path / "s", devices=[0], platform="sim",
                    custom_lib_dir=str(tmp_path / "lib"), lock_dir=str(tmp_path / "locks"))
     assert not (tmp_path / "s").exists()
+
+
+def test_a_job_killed_by_the_stall_watchdog_leaves_no_running_line(tmp_path, monkeypatch):
+    workdir, config = configure_workdir(tmp_path, monkeypatch, settings={
+        "stall_timeout": 1, "tune_retries": 0, "sim": {"stall_on": ["M128_N128"]}})
+    name = terminal.tuning_yamls(workdir)[0].stem
+    job = phases.Job("optimize", phases.Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
+                     phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)), config,
+                     wildcards=phases.Paths(cfg=name), log=[f"logs/optimize/{name}.log"])
+    job.resources = phases.Paths(attempt=1)
+    phases.run(job, "optimize")  # its last attempt: skipped, the campaign goes on
+    assert "no progress in" in (workdir / job.log[0]).read_text()
+    assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""

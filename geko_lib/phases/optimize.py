@@ -44,7 +44,10 @@ def run(job):
             platform.optimize(Path(job.input[0]), build, lease.device)
 
     try:
-        jobs.supervise(work, job.log[0], config["stall_timeout"])
+        try:
+            jobs.supervise(work, job.log[0], config["stall_timeout"])
+        finally:  # a job killed by the stall watchdog could not remove its line itself
+            running_jobs.forget(layout.TUNING_DIR, name)
     except jobs.USER_ERRORS as exc:
         optimize.bump_failcount(build)
         streak.failed(name)

@@ -88,6 +88,11 @@ def _rewrite(tuning_dir: Path, change) -> None:
             os.replace(tmp, path)
 
 
+def forget(tuning_dir, name: str) -> None:
+    """``name``'s line removed (its job was killed before it could remove it)."""
+    _rewrite(Path(tuning_dir), lambda entries: entries.pop(name, None))
+
+
 @contextlib.contextmanager
 def entry(tuning_dir, name: str, device: int, slot: int, log_path):
     """``name``'s line in ``tuning_dir/running_jobs.log`` while the block runs, removed when it
@@ -101,4 +106,4 @@ def entry(tuning_dir, name: str, device: int, slot: int, log_path):
         yield
     finally:
         _current.job = None
-        _rewrite(tuning_dir, lambda entries: entries.pop(name, None))
+        forget(tuning_dir, name)
