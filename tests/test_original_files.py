@@ -3,7 +3,6 @@ points (the Python API, the workflow's phases run in process as Snakemake runs t
 geko terminal's summary)."""
 
 import logging
-import sys
 from pathlib import Path
 
 import pandas as pd
