@@ -159,12 +159,18 @@ def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
     assert after == before
 
 
-def test_libraries_of_another_arch_are_recomputed_without_run_state(campaign):
+def test_libraries_of_another_arch_are_refused_without_run_state_then_discarded(campaign):
     c = campaign(keep_thr=0.0)
     c.snakemake("final_libs")
     expected = final_lib_texts(c)
     c.path("run_state.json").unlink()  # no record of the campaign: the stamps still tell
     c.config["arch"] = "gfx942"
+    refused = c.snakemake("final_libs", check=False)
+    assert refused.returncode != 0
+    assert "this workdir holds a finished result" in refused.stderr
+    assert "arch 'gfx950' (this run: 'gfx942')" in refused.stderr
+    assert final_lib_texts(c) == expected  # nothing lost
+    c.config["discard_results"] = True  # the explicit way out: recompute there
     proc = c.snakemake("final_libs")
     assert "final_libs: made for arch 'gfx950' (this run: 'gfx942')" in proc.stderr
     assert '"arch": "gfx942"' in c.path("final_libs", "provenance.json").read_text()

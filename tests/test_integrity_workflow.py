@@ -2,6 +2,7 @@
 mode's benchmarks nor ships its library; a workload changed behind the workdir's back (another
 content, an older mtime) is refused before anything in the workdir changes."""
 import json
+import re
 import os
 
 import pandas as pd
@@ -36,6 +37,11 @@ def test_search_then_tune_in_one_workdir_ships_the_tuned_library(one_gemm):
         "search"
 
     c.config["mode"] = "tune"
+    # a finished search is never replaced by accident: refused, nothing lost
+    refused = c.snakemake("final_libs", check=False)
+    assert refused.returncode != 0 and "mode 'search' (this run: 'tune')" in refused.stderr
+    assert final_lib_texts(c) == searched
+    c.config["discard_results"] = True  # the explicit way out
     proc = c.snakemake("final_libs")
     told = proc.stderr
     # the search's libraries and results are stale for tune: removed and recomputed
@@ -52,7 +58,8 @@ def test_search_then_tune_in_one_workdir_ships_the_tuned_library(one_gemm):
         for solution in library.load(path).solutions:
             assert "_SIMT_" in solution["SolutionNameMin"]
     # the workload tables are the same for both modes: reused, not recomputed
-    assert "workload.yaml" not in told and "summary.csv:" not in told
+    assert not re.search(r"^\s*(local)?(rule|checkpoint) (ingest|summarize):", told, re.M)
+    assert "workload.yaml:" not in told and "summary.csv:" not in told
 
 
 @pytest.mark.parametrize("change", ["other content, older mtime", "unreadable"])

@@ -58,7 +58,13 @@ def test_no_retry_skips_the_failed_job_and_finishes(tune):
     assert c.path("final_libs").is_dir()
     # the campaign bar's counts: 2 tuned, 1 skipped
     assert campaign_progress.tune_counts(c.workdir) == campaign_progress.Counts(3, 2, 1)
-    # a plain rerun tries it again (it failed one run, retire_after is 3) and now it works
+    # with retry off a plain rerun leaves the failed job alone (the original's --no_retry)
+    again = c.snakemake("final_libs")
+    assert not jobs_run(again).get("optimize")
+    assert c.path("optimizations", "failed_jobs.log").read_text().split() == ["BBS_TN_0"]
+    assert campaign_progress.tune_counts(c.workdir) == campaign_progress.Counts(3, 2, 1)
+    # with retry on, the next plain rerun tries it again, and now it works
+    c.config["retry"] = True
     again = c.snakemake("final_libs")
     assert jobs_run(again).get("optimize") == 1
     assert not c.path("optimizations", "failed_jobs.log").exists()

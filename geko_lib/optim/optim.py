@@ -47,15 +47,18 @@ def configure_phase(plat, configs: list[GemmConfig], output_dir, arch: str,
     "Found N unique GEMMs after filtering" (the sizes of all types), one "<GemmType> with N
     sizes" per type, "Generated N configuration files in '<dir>'" and "Configuration phase
     completed successfully!"."""
-    log.info("Starting configuration phase...")
-    log.info("Found %d unique GEMMs after filtering", sum(len(c.sizes) for c in configs))
+    log.info("Starting configuration phase...", stacklevel=2)
+    log.info("Found %d unique GEMMs after filtering", sum(len(c.sizes) for c in configs),
+             stacklevel=2)
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     for config in configs:
-        log.info("%r with %d sizes", config.gemm_type, len(config.sizes))  # the original's line
+        # the original's line, logged as its caller's (optim:configure, as the original)
+        log.info("%r with %d sizes", config.gemm_type, len(config.sizes), stacklevel=2)
         paths += plat.configure(config, Path(output_dir), arch, settings)
-    log.info("Generated %d configuration files in '%s'", len(paths), output_dir)
-    log.info("Configuration phase completed successfully!")
+    log.info("Generated %d configuration files in '%s'", len(paths), output_dir,
+             stacklevel=2)
+    log.info("Configuration phase completed successfully!", stacklevel=2)
     return paths
 
 
