@@ -31,12 +31,7 @@ def run(job):
         build.mkdir(parents=True, exist_ok=True)  # its name stays in failed_jobs.log
         return skip(build, name, f"retired after {config['retire_after']} failed runs")
     streak.check()
-    state = optimize.build_state(build)
-    if state in ("failed", "resumable"):
-        log.info("%s: %s build dir, retrying%s", name, state,
-                 " from its checkpoint" if state == "resumable" else "")
-        optimize.clean_for_retry(build)
-    build.mkdir(parents=True, exist_ok=True)
+    optimize.prepare_build_dir(build, name)
 
     def work():
         with jobs.on_lease(config, n_slots=config["n_slots"]) as (platform, lease), \

@@ -150,6 +150,19 @@ def clean_for_retry(build_dir: Path) -> None:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
+def prepare_build_dir(build_dir: Path, name: str) -> str:
+    """The build dir made ready for a run, as the original's worker setup: a failed or
+    interrupted run is cleaned down to its GA checkpoint (kept, so the GA resumes) and its
+    failure count. Returns the state found."""
+    state = build_state(build_dir)
+    if state in ("failed", "resumable"):
+        log.info("%s: %s build dir, retrying%s", name, state,
+                 " from its checkpoint" if state == "resumable" else "")
+        clean_for_retry(build_dir)
+    Path(build_dir).mkdir(parents=True, exist_ok=True)
+    return state
+
+
 class FailureStreak:
     """Consecutive failed tuning jobs across the campaign (a shared file under a lock); a
     degrading node shows up as a run of failures, and burning hours on it helps nobody."""

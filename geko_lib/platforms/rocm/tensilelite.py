@@ -531,19 +531,6 @@ def _record_time(timing_log: Path, name: str, seconds: float) -> None:
         handle.write(f"Time taken for {name}: {hours}h {rest // 60}m {rest % 60}s\n")
 
 
-def _prepare_build_dir(build_dir: Path, name: str) -> str:
-    """The build dir made ready for a run, as the original's worker setup: a failed or
-    interrupted run is cleaned down to its Ductile checkpoint (kept, so the GA resumes) and its
-    failure count. Returns the state found."""
-    state = tune.build_state(build_dir)
-    if state in ("failed", "resumable"):
-        log.info("%s: %s build dir, retrying%s", name, state,
-                 " from its checkpoint" if state == "resumable" else "")
-        tune.clean_for_retry(build_dir)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    return state
-
-
 def lock_id(device: int, environ: Mapping[str, str] | None = None) -> str:
     """Which GPU a ``gpulock_<id>`` file stands for: the leased device id on a node geko
     leases itself; under a SLURM allocation ``<host>_<device>`` (the tuning directory is on
@@ -573,7 +560,7 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     lock_id = check_name(str(device) if lock_id is None else lock_id, "client lock id")
     name = check_name(tuning_yaml.stem, "tuning YAML name")
     logic_dir = build_dir / tune.LOGIC_DIR
-    if _prepare_build_dir(build_dir, name) == "completed":
+    if tune.prepare_build_dir(build_dir, name) == "completed":
         log.info("%s: %s already holds library logic", name, logic_dir)
         return logic_dir
     cfg = TuningConfig.load(tuning_yaml)
