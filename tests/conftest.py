@@ -38,6 +38,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _terminal_bars_back():
+    """A phase run in process (a job) turns progress bars on terminals off for the process:
+    on again after every test, so no test depends on which ran before it."""
+    yield
+    from geko_lib import progress
+
+    progress.draw_terminal_bars(True)
+
+
 FAST_TIER_SITE = Path(__file__).parent / "fast_tier"  # its sitecustomize guards child processes
 
 

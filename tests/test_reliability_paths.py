@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import cli, devices, files, phases, progress
+from geko_lib import cli, devices, files, phases
 from geko_lib.bench import summary, text as bench_text
 from geko_lib.campaign import layout, progress as campaign_progress, state
 
@@ -23,13 +23,6 @@ def no_snakemake(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("snakemake was started")
     monkeypatch.setattr(campaign_progress, "call", refuse)
-
-
-@pytest.fixture(autouse=True)
-def terminal_bars_back():
-    """A phase run in process turns the terminal bars off, as a job does: on again after."""
-    yield
-    progress.draw_terminal_bars(True)
 
 
 def _geko(capsys, *argv) -> str:

@@ -29,13 +29,6 @@ def _log(path: Path, n: int) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def terminal_bars_back():
-    """A phase run in process turns the terminal bars off, as a job does: on again after."""
-    yield
-    progress.draw_terminal_bars(True)
-
-
 @pytest.fixture()
 def benched(tmp_path, monkeypatch):
     """A workdir after the bench phases of N_GEMMS distinct GEMMs."""

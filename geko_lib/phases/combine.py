@@ -6,8 +6,9 @@ from pathlib import Path
 from ..campaign import state as campaign_state, combine, integrity, layout, provenance
 from .. import files, jobs, library, platforms, progress
 from ..gemm import GemmProblem
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 
 def sources(job) -> list[combine.Source]:

@@ -7,11 +7,12 @@ import pandas as pd
 from .. import gemm, jobs, platforms
 from ..library import exports
 from ..platforms.archs import ARCHS
+from ..log_setup import LOGGER
 
 
 def run(job):
     exports.require_exportable(platforms.capabilities(job.config), job.config["platform"])
-    settings, log = job.config["exports"], logging.getLogger("geko")
+    settings, log = job.config["exports"], logging.getLogger(LOGGER)
     winners = exports.winners_from_results(jobs.read_table(job.input[0]))
     arch = settings["gcn_arch_name"] or job.config["arch"]
     exports.write_tuning_override(winners, job.output.override, arch=arch,

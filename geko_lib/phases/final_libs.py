@@ -4,6 +4,7 @@ from pathlib import Path
 
 from .. import files, jobs, library, platforms
 from ..campaign import combine, integrity, provenance
+from ..log_setup import LOGGER
 
 
 def run(job):
@@ -16,5 +17,5 @@ def run(job):
         integrity.verify_shipped(staging, kept, combine.workload_gemms(job.input.workload))
         provenance.write(staging, job.config, platform)
     # the original's last line, which scripts around it look for
-    logging.getLogger("geko").info("Final optimized library available in: '%s'",
+    logging.getLogger(LOGGER).info("Final optimized library available in: '%s'",
                                    Path(job.output[0]).resolve())

@@ -3,6 +3,7 @@ import logging
 
 from .. import jobs, workload
 from ..workload import model_config
+from ..log_setup import LOGGER
 
 READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline,
            "model": workload.read_model}
@@ -18,5 +19,5 @@ def run(job):
     table = READERS[job.params.kind](job.params.value, platform=job.config.get("platform"),
                                      **extra)
     workload.write(table, job.output[0])
-    logging.getLogger("geko").info("%d workload rows, %d calls", len(table),
+    logging.getLogger(LOGGER).info("%d workload rows, %d calls", len(table),
                                    int(table["call_count"].sum()))

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from .. import files, jobs
 from ..platforms.rocm import library_build
+from ..log_setup import LOGGER
 
 
 def run(job):
@@ -12,4 +13,4 @@ def run(job):
     command = library_build.integrate_campaign(job.config, Path(job.input[0]),
                                                log_path=out.with_name("tensile-merge-library.log"))
     files.write_text(out, command + "\n")
-    logging.getLogger("geko").info("final_libs merged; rebuild hipBLASLt with:\n  %s", command)
+    logging.getLogger(LOGGER).info("final_libs merged; rebuild hipBLASLt with:\n  %s", command)

@@ -9,8 +9,9 @@ from pathlib import Path
 from .. import failures, jobs
 from ..campaign import layout
 from ..tuning import optimize, running_jobs
+from ..log_setup import LOGGER
 
-log = logging.getLogger("geko")
+log = logging.getLogger(LOGGER)
 
 
 def attempts(config) -> int:
