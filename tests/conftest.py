@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.fast_tier.sitecustomize import starts_workflow
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = ROOT / "workflow" / "Snakefile"
 # real recorded tool outputs the tests check against, kept in the project (tests/fixtures/SOURCES)
@@ -51,17 +53,6 @@ def _terminal_bars_back():
 FAST_TIER_SITE = Path(__file__).parent / "fast_tier"  # its sitecustomize guards child processes
 
 
-def _starts_workflow(argv) -> bool:
-    """A command line that runs the real workflow: snakemake, not a dry run or lint."""
-    if isinstance(argv, (str, bytes, Path)):
-        argv = str(argv).split()
-    words = [str(a) for a in argv]
-    if any(w in ("--dry-run", "-n", "--lint", "--help", "-h", "--version") for w in words):
-        return False
-    return bool(words) and (Path(words[0]).name == "snakemake" or any(
-        a == "-m" and b == "snakemake" for a, b in zip(words, words[1:])))
-
-
 @pytest.fixture(autouse=True)
 def _fast_tier_runs_no_workflow(request, monkeypatch):
     """The fast tier (the default) stays in process: a test outside the slow tier that starts
@@ -72,7 +63,7 @@ def _fast_tier_runs_no_workflow(request, monkeypatch):
     real_init = subprocess.Popen.__init__
 
     def guarded(self, args, *rest, env=None, **kwargs):
-        if _starts_workflow(args):
+        if starts_workflow(args):
             raise AssertionError(f"{request.node.nodeid} starts the workflow "
                                  f"({' '.join(map(str, args))[:200]}): mark it slow")
         env = dict(os.environ if env is None else env, GEKO_FAST_TIER_TEST=request.node.nodeid)

@@ -25,8 +25,6 @@ from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
 
-FAILED_JOBS = failures.FAILED_JOBS
-
 
 def _gemm_name(row: dict) -> str:
     return GemmProblem.from_row(row).name
@@ -91,5 +89,5 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
     failures.write_failure_files(out, failed)
     frames = [f for chunk in results for f in chunk]
     if not frames:
-        raise GekoError(f"dense search: every GEMM failed; see {out / FAILED_JOBS}")
+        raise GekoError(f"dense search: every GEMM failed; see {out / failures.FAILED_JOBS}")
     return pd.concat(frames, ignore_index=True)

@@ -121,10 +121,8 @@ class RocmPlatform:
     def check_ready(cls, config: dict, environ=None) -> None:
         """The checkout is there and built (locate); a path given in the config wins over the
         environment's."""
-        import os as _os
-
         if environ is None:
-            environ = _os.environ if not (config.get("rocm") or {}).get("hipblaslt_path") else {}
+            environ = os.environ if not (config.get("rocm") or {}).get("hipblaslt_path") else {}
         locate(config, environ=environ)
 
     @classmethod
