@@ -1,8 +1,7 @@
 """A grid sweep of the cuda decode kernel family on chosen decode GEMMs, beside cuBLASLt.
 
     python bench/decode_sweep.py --workload W.yaml [--max-n 16] [--rows 4096,6144] [--k 4096]
-                                 [--n 1,16] [--configs grid|seeds|both|shard|wide|streamk]
-                                 [--out DIR]
+                                 [--n 1,16] [--configs grid|seeds|both|shard|wide] [--out DIR]
                                  [--seed-library-out DIR]
 
 The GA of the tune mode samples a few dozen configs per GEMM; this sweep measures every config
@@ -12,8 +11,7 @@ seeded with. ``--configs seeds`` measures the tune mode's rule seeds instead (wh
 campaign starts from), ``both`` the union, ``shard`` the seeds and the grid's shard kernels
 (weights-as-rows tl.dot with pointer or TMA panels, ordered or atomic split-K; for N > 8, or
 for any N on weight matrices of at most 8192 rows), ``wide`` the shard kernels over wider
-axes (``wide_grid``) alone, ``streamk`` the shipped seed library's winners and the stream-K kernels (``streamk_grid``:
-the work of all tiles split evenly over 1-4 programs per SM). Per GEMM, same
+axes (``wide_grid``) alone. Per GEMM, same
 method as bench_h200.py (timing.py: CUDA graph over rotating
 operands > 4x L2, median of replays):
 
@@ -105,28 +103,6 @@ def wide_grid(problem: GemmProblem) -> list[tg.TritonConfig]:
     return [c for c in out if tg.infeasible_reason(c, problem) is None]
 
 
-def streamk_grid(problem: GemmProblem) -> list[tg.TritonConfig]:
-    """The stream-K kernels (pointer and TMA panels): 32..128 weight rows, K blocks of
-    64..256, 1, 2 or 4 programs per SM, pipelines 3 or 5 deep; tokens in one pass, and for more
-    than 32 tokens also in two (a smaller accumulator, the weight panel re-read from L2)."""
-    tokens = min(128, max(16, tg._next_pow2(problem.n)))
-    passes = (tokens,) if tokens <= 32 else (tokens, tokens // 2)
-    out = []
-    for template, bm, bn, bk, per_sm, stages in itertools.product(
-            tg.STREAMK_TEMPLATES, passes, (32, 64, 128), (64, 128, 256), (1, 2, 4), (3, 5)):
-        warps = 8 if bm * bn >= 128 * 64 else 4
-        out.append(tg.TritonConfig(template, bm, bn, bk, 1, per_sm, warps, stages))
-    return [c for c in out if tg.infeasible_reason(c, problem) is None]
-
-
-def shipped_winners(problem: GemmProblem) -> list[tg.TritonConfig]:
-    """The Triton winners of the seed library the h200 profile ships (every size's, where
-    feasible here): the kernels to beat, timed beside the new ones."""
-    library = ROOT / "profiles" / "h200" / "decode_seeds"
-    return [c for _, c in tune.seed_winners(library, problem.type)
-            if tg.infeasible_reason(c, problem) is None]
-
-
 def triton_solution(cfg: tg.TritonConfig) -> dict:
     return {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
 
@@ -147,8 +123,6 @@ def configs_of(problem: GemmProblem, which: str) -> list[tg.TritonConfig]:
         picked += shard_grid(problem)
     if which == "wide":
         picked += wide_grid(problem)
-    if which == "streamk":
-        picked += shipped_winners(problem) + streamk_grid(problem)
     return list(dict.fromkeys(picked))
 
 
@@ -230,8 +204,7 @@ def main():
     parser.add_argument("--rows", default="", help="only these BLAS M (comma-separated)")
     parser.add_argument("--k", default="", help="only these K (comma-separated)")
     parser.add_argument("--n", default="", help="only these N (comma-separated)")
-    parser.add_argument("--configs", choices=("grid", "seeds", "both", "shard", "wide",
-                                                  "streamk"), default="grid")
+    parser.add_argument("--configs", choices=("grid", "seeds", "both", "shard", "wide"), default="grid")
     parser.add_argument("--seed-library-out", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--device", type=int, default=0)

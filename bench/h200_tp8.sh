@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The issue-23 shard run of the cuda platform on one H200 (kind nvidia-h200), from the
 # repository root, with the wheels of ../shared/tools/offline_wheels.sh in .whl:
-#   OUT=dir [CONFIGS=shard|streamk|wide] bash bench/h200_tp8.sh
+#   OUT=dir [CONFIGS=shard|wide] bash bench/h200_tp8.sh
 # 1. the software (torch, triton, transformers, nvmath, cuBLASLt) and the GPU's state;
 # 2. the Triton GPU tests (every template, the shard kernels included, against float32);
 # 3. bench/decode_sweep.py --configs $CONFIGS (default shard: tune mode's rule seeds + the shard
-#    grid; streamk: the rule seeds + the stream-K grid) on the TP-8 trace's decode GEMMs, side by
+#    grid; wide: the shard kernels over wider axes) on the TP-8 trace's decode GEMMs, side by
 #    side with cuBLASLt's default, geko's dense-search best 2 and the copy floor, writing the
 #    fastest verified Triton config per GEMM as a seed library.
 # Everything lands in $OUT/tp8.tgz (and the summaries in $OUT/summary.txt).

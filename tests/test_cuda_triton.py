@@ -222,9 +222,6 @@ def test_rule_seeds_are_feasible_and_fill_the_gpu():
     # wave, at least, for the shard seeds: fewer slices to reduce)
     small = ctune.rule_seeds(problem(1280, 1, 8192))
     for cfg in small:
-        if cfg.template in tg.STREAMK_TEMPLATES:  # one or two programs per SM by definition
-            assert tg.streamk_programs(cfg, problem(1280, 1, 8192)) >= tg.H200_SMS
-            continue
         programs = -(-1280 // cfg.block_n) * cfg.split_k
         wanted = tg.H200_SMS if cfg.template in ctune.SHARD_TEMPLATES else 2 * tg.H200_SMS
         assert programs >= wanted or cfg.split_k == 16
@@ -250,38 +247,6 @@ def test_tma_and_atomic_decode_rules_hand_computed():
     assert tg.workspace_bytes(tma, shard) == tiles * 8 * 128 * 64 * 4
     assert tg.workspace_bytes(tg.TritonConfig("decode_tma_atomic", 128, 64, 128, 1, 8, 8, 3),
                               shard) == tiles * 128 * 64 * 4
-
-
-def test_streamk_rules_hand_computed():
-    shard = problem(1280, 96, 8192)
-    sk = tg.TritonConfig("decode_tma_streamk", 128, 64, 128, 1, 1, 8, 4)
-    assert reason(sk, shard) is None
-    # split_k is programs per SM: 1 tile row x 20 panels x 64 K blocks = 1280 blocks of work
-    assert tg.streamk_programs(sk, shard) == tg.H200_SMS
-    assert tg.streamk_programs(tg.TritonConfig("decode_streamk", 128, 64, 128, 1, 8, 8, 4),
-                               shard) == 8 * tg.H200_SMS
-    assert "not in [1, 8]" in reason(tg.TritonConfig("decode_streamk", 128, 64, 128, 1, 9, 8,
-                                                     4), shard)
-    # 300 x 5 x 1000: 5 panels of 64 x 8 K blocks of 128 = 40 blocks, fewer than one per SM
-    tiny = problem(300, 5, 1000)
-    one = tg.TritonConfig("decode_streamk", 16, 64, 128, 1, 1, 4, 3)
-    assert reason(one, tiny) is None and tg.streamk_programs(one, tiny) == 40
-    assert "already spread by 1 per SM" in reason(
-        tg.TritonConfig("decode_streamk", 16, 64, 128, 1, 2, 4, 3), tiny)
-    # one zeroed fp32 tile per output tile, whatever split_k is
-    assert tg.workspace_bytes(sk, shard) == 20 * 128 * 64 * 4
-    assert tg.workspace_bytes(one, tiny) == 5 * 16 * 64 * 4
-    # TMA needs the linear layer's layout; the pointer kernel takes any
-    assert "TN, a linear layer" in reason(sk, problem(1280, 96, 8192, "N", "N"))
-    assert reason(tg.TritonConfig("decode_streamk", 64, 64, 128, 1, 1, 4, 3),
-                  problem(1280, 48, 8192, "N", "T")) is None
-    # the GA's space and the rule seeds hold stream-K at 1..4 programs per SM
-    entries = ctune.SPACES["decode"]["kernel"]
-    assert {e["split_k"] for e in entries if e["template"] in tg.STREAMK_TEMPLATES} == \
-        {1, 2, 3, 4}
-    seeded = [c for c in ctune.rule_seeds(shard) if c.template in tg.STREAMK_TEMPLATES]
-    assert {c.template for c in seeded} == set(tg.STREAMK_TEMPLATES)
-    assert {c.split_k for c in seeded} == {1, 2}
 
 
 def test_seeds_from_an_earlier_tuning_come_first(tmp_path):
@@ -361,13 +326,6 @@ def test_templates_compile_for_sm90(cfg, prob):
      "add.v4.f32"),
     (tg.TritonConfig("decode_mmaw_atomic", 16, 64, 256, 1, 8, 4, 3), problem(1280, 16, 8192),
      "add.v4.f32"),
-    # stream-K: TMA panels into wgmma, partial tiles by vector atomics
-    (tg.TritonConfig("decode_tma_streamk", 16, 64, 128, 1, 1, 4, 4), problem(1280, 1, 8192),
-     "cp.async.bulk.tensor"),
-    (tg.TritonConfig("decode_tma_streamk", 128, 64, 128, 1, 1, 8, 4), problem(1280, 96, 8192),
-     "add.v4.f32"),
-    (tg.TritonConfig("decode_streamk", 16, 64, 128, 1, 2, 4, 4), problem(1280, 16, 8192),
-     "wgmma"),
 ], ids=lambda v: getattr(v, "name", None) if not isinstance(v, str) else v)
 def test_decode_templates_compile_for_sm90(cfg, prob, wanted):
     pytest.importorskip("triton")
@@ -583,10 +541,6 @@ GPU_CASES = (
 )
 
 
-def every_layout(cfg, m, n, k):
-    return [(cfg, problem(m, n, k, ta, tb)) for ta in "NT" for tb in "NT"]
-
-
 # the decode family on every layout, odd sizes (K not a multiple of block_k, a split count
 # that does not divide the K blocks, tokens not a multiple of block_m) and Llama decode shapes
 DECODE_GPU_CASES = (
@@ -605,7 +559,8 @@ DECODE_GPU_CASES = (
        (tg.TritonConfig("decode_mmaw", 16, 64, 128, 1, 1, 4, 4), problem(6144, 1, 4096))]
     # the shard kernels: atomic split-K on every layout and odd sizes, TMA on TN (odd sizes:
     # rows, tokens and K past the last box are zero-filled), tensor-parallel shard shapes
-    + every_layout(tg.TritonConfig("decode_mmaw_atomic", 32, 64, 64, 1, 3, 4, 3), 300, 40, 1000)
+    + [(tg.TritonConfig("decode_mmaw_atomic", 32, 64, 64, 1, 3, 4, 3),
+        problem(300, 40, 1000, ta, tb)) for ta in "NT" for tb in "NT"]
     + [(tg.TritonConfig("decode_tma", 32, 64, 64, 1, 3, 4, 3), problem(300, 40, 1000)),
        (tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 5, 4, 3), problem(300, 5, 1000)),
        (tg.TritonConfig("decode_tma", 16, 64, 128, 1, 1, 4, 4), problem(8192, 1, 1024)),
@@ -615,24 +570,6 @@ DECODE_GPU_CASES = (
        (tg.TritonConfig("decode_mmaw_atomic", 64, 64, 128, 1, 16, 4, 3),
         problem(1280, 48, 8192)),
        (tg.TritonConfig("decode_mmaw", 128, 64, 128, 1, 8, 8, 3), problem(1280, 96, 8192))]
-    # stream-K on every layout with odd sizes: 300 x 40 x 1000 in 32-token x 64-row tiles is 10
-    # tiles x 16 K blocks of 64 = 160 blocks over 132 programs, so programs end mid-tile and
-    # some span two tiles; 8192 x 1 x 128 has 256 tiles of 2 blocks (most summed whole by one
-    # program, stored without atomics); the shard shapes at 1, 2 and 4 programs per SM
-    + every_layout(tg.TritonConfig("decode_streamk", 32, 64, 64, 1, 1, 4, 3), 300, 40, 1000)
-    + [(tg.TritonConfig("decode_tma_streamk", 32, 64, 64, 1, 1, 4, 3), problem(300, 40, 1000)),
-       (tg.TritonConfig("decode_tma_streamk", 16, 32, 64, 1, 1, 4, 3), problem(8192, 1, 128)),
-       (tg.TritonConfig("decode_streamk", 16, 32, 64, 1, 1, 4, 3), problem(8192, 1, 128)),
-       (tg.TritonConfig("decode_tma_streamk", 16, 64, 128, 1, 1, 4, 4), problem(1280, 1, 8192)),
-       (tg.TritonConfig("decode_tma_streamk", 16, 64, 128, 1, 2, 4, 4),
-        problem(1280, 16, 8192)),
-       (tg.TritonConfig("decode_streamk", 64, 64, 128, 1, 4, 4, 3), problem(1280, 48, 8192)),
-       (tg.TritonConfig("decode_tma_streamk", 128, 64, 128, 1, 1, 8, 4),
-        problem(1280, 96, 8192)),
-       (tg.TritonConfig("decode_tma_streamk", 64, 64, 128, 1, 1, 4, 4),
-        problem(1280, 96, 8192)),
-       (tg.TritonConfig("decode_tma_streamk", 16, 128, 256, 1, 1, 4, 3),
-        problem(8192, 16, 1024))]
 )
 
 
@@ -688,8 +625,6 @@ def test_gpu_other_types(types):
     # the atomic reduction leaves its accumulator zeroed for the next replay
     (tg.TritonConfig("decode_tma_atomic", 32, 64, 128, 1, 8, 4, 3), problem(1280, 24, 8192)),
     (tg.TritonConfig("decode_mmaw_atomic", 16, 64, 128, 1, 4, 4, 3), LLAMA_DECODE),
-    (tg.TritonConfig("decode_tma_streamk", 32, 64, 128, 1, 2, 4, 4), problem(1280, 24, 8192)),
-    (tg.TritonConfig("decode_streamk", 16, 64, 64, 1, 1, 4, 3), problem(300, 5, 1000, "N", "T")),
 ], ids=lambda v: getattr(v, "name", None))
 def test_gpu_graph_replay(cfg, prob):
     timing, ops = gpu_ops(prob)
@@ -734,9 +669,6 @@ def test_a_tie_of_finalists_is_won_by_a_deterministic_kernel_then_by_name():
     # two deterministic kernels within the band: the lower name, whatever the order measured
     assert ctune._tie_winner([1000.0, 1008.0], [ordered, other])[1] == other
     assert ctune._tie_winner([1008.0, 1000.0], [ordered, other])[1] == other
-    # a stream-K kernel's adds land in a varying order too
-    streamk = tg.TritonConfig("decode_tma_streamk", 16, 64, 128, 1, 1, 4, 3)
-    assert ctune._tie_winner([1005.0, 1000.0], [streamk, ordered]) == (1000.0, ordered)
     # outside the band the faster one wins; nothing correct: nothing wins
     assert ctune._tie_winner([1030.0, 1000.0], [atomic, ordered]) == (1030.0, atomic)
     assert ctune._tie_winner([0.0, 0.0], [atomic, ordered])[0] == 0.0

@@ -1,5 +1,5 @@
-"""Triton GEMM kernels for the cuda platform: three general templates and a decode family,
-their configs, feasibility rules, launchers and parallel compilation.
+"""Triton GEMM kernels for the cuda platform: three templates, their configs, feasibility
+rules, launchers and parallel compilation.
 
 Every template computes ``D_mem = X @ Y`` in the row-major view of ``timing``: X = op(B)^T is
 (N x K), Y = op(A)^T is (K x M), D_mem is (N x M) and contiguous; X and Y may have any strides
@@ -46,13 +46,6 @@ Templates:
   converts, stores and zeroes again: the tail reads one tile instead of ``split_k`` of them
   (with 1280 weight rows and many tokens the ordered sum's tail is several microseconds), at the
   cost of bitwise determinism (the order of the fp32 adds varies; errors stay at bf16 rounding).
-  The **stream-K** variants (``decode_streamk`` with pointer panels, ``decode_tma_streamk`` with
-  TMA) launch ``split_k`` programs per SM (at most one per K block of work) and give each an
-  even share of all tiles' K blocks, tile-major, so a program may finish one tile's K range and
-  start the next: every SM streams the same weight bytes whatever the tile count (1280 weight
-  rows are 20 panels of 64, which split-K can only spread over 80, 160 or 320 programs). A tile
-  summed whole by one program is stored directly; the shares of a split tile are added by the
-  same atomics, and the counter counts K blocks, so the program whose share completes it stores.
 
 torch and triton are imported lazily: this module imports (and ``TritonConfig`` /
 ``infeasible_reason`` / ``inductor_like_configs`` work) on a machine without them.
@@ -78,22 +71,15 @@ from ...log_setup import LOGGER
 log = logging.getLogger(LOGGER)
 
 DECODE_TEMPLATES = ("decode_fma", "decode_mma", "decode_mmaw", "decode_mmaw_atomic",
-                    "decode_tma", "decode_tma_atomic", "decode_streamk", "decode_tma_streamk")
+                    "decode_tma", "decode_tma_atomic")
 TEMPLATES = ("tiled", "splitk", "persistent_tma") + DECODE_TEMPLATES
 # the decode kernel's MODE (0 CUDA cores, 1 tokens as the MMA's rows, 2 weights as its rows)
 DECODE_MODE = {"decode_fma": 0, "decode_mma": 1, "decode_mmaw": 2, "decode_mmaw_atomic": 2,
-               "decode_tma": 2, "decode_tma_atomic": 2, "decode_streamk": 2,
-               "decode_tma_streamk": 2}
+               "decode_tma": 2, "decode_tma_atomic": 2}
 # split-K partials added into one zeroed fp32 tile by atomics (not parked and summed in order)
 ATOMIC_TEMPLATES = ("decode_mmaw_atomic", "decode_tma_atomic")
 # weight and token panels loaded by the tensor memory accelerator (host-side descriptors)
-TMA_DECODE_TEMPLATES = ("decode_tma", "decode_tma_atomic", "decode_tma_streamk")
-# the work (output tiles x K blocks) split evenly over split_k programs per SM, whatever the
-# tile count: partial tiles added by atomics as in ATOMIC_TEMPLATES
-STREAMK_TEMPLATES = ("decode_streamk", "decode_tma_streamk")
-MAX_STREAMK_WAVES = 8  # programs per SM of a stream-K template
-# the fp32 adds of a tile's partials land in a varying order: not the same bits every call
-NONDETERMINISTIC_TEMPLATES = ATOMIC_TEMPLATES + STREAMK_TEMPLATES
+TMA_DECODE_TEMPLATES = ("decode_tma", "decode_tma_atomic")
 MAX_FMA_REGS = 128  # fp32 product registers per thread (block_m x block_n x block_k) of decode_fma
 DECODE_WARPS = (1, 2, 4, 8)
 SMEM_LIMIT_H200 = 232448  # bytes of shared memory a block may opt into (sm_90)
@@ -125,7 +111,7 @@ class TritonConfig:
     block_n: int  # columns of D_mem per tile (BLAS M: output features)
     block_k: int
     group_m: int = 8  # row tiles per super-group (tile ordering)
-    split_k: int = 1  # K slices per tile (split-K templates); programs per SM (stream-K)
+    split_k: int = 1  # K slices per tile (splitk only)
     num_warps: int = 4
     num_stages: int = 3
 
@@ -208,13 +194,10 @@ def k_blocks(cfg: TritonConfig, k: int) -> int:
 
 def workspace_bytes(cfg: TritonConfig, problem: GemmProblem) -> int:
     """fp32 partial tiles of the split-K reduction (splitk, decode with split_k > 1; else 0):
-    one per tile and slice, or one per tile for the atomic and stream-K variants (kept
-    zeroed)."""
-    tiles = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n)
-    if cfg.template in STREAMK_TEMPLATES:
-        return tiles * cfg.block_m * cfg.block_n * 4
+    one per tile and slice, or one per tile for the atomic variants (kept zeroed)."""
     if cfg.split_k < 2 or cfg.template not in ("splitk",) + DECODE_TEMPLATES:
         return 0
+    tiles = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n)
     slices = 1 if cfg.template in ATOMIC_TEMPLATES else cfg.split_k
     return tiles * slices * cfg.block_m * cfg.block_n * 4
 
@@ -282,35 +265,12 @@ def _beyond_problem(cfg: TritonConfig, problem: GemmProblem, floors: dict) -> st
 def _split_reason(cfg: TritonConfig, problem: GemmProblem) -> str | None:
     """split_k must leave no slice empty and keep its workspace bounded."""
     blocks = k_blocks(cfg, problem.k)
-    if cfg.template in STREAMK_TEMPLATES:
-        reason = _streamk_reason(cfg, problem, blocks)
-        if reason is not None:
-            return reason
-    elif cfg.split_k > blocks:
+    if cfg.split_k > blocks:
         return (f"split_k {cfg.split_k} > {blocks} K blocks of {cfg.block_k} "
                 f"(K = {problem.k}): some slices would be empty")
     ws = workspace_bytes(cfg, problem)
     if ws > MAX_WORKSPACE_BYTES:
         return f"split-K workspace {ws} B > {MAX_WORKSPACE_BYTES} B"
-    return None
-
-
-def streamk_programs(cfg: TritonConfig, problem: GemmProblem, sms: int = H200_SMS) -> int:
-    """Programs of a stream-K launch: split_k per SM, at most one per K block of work."""
-    work = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n) * k_blocks(cfg, problem.k)
-    return min(work, cfg.split_k * sms)
-
-
-def _streamk_reason(cfg: TritonConfig, problem: GemmProblem, blocks: int) -> str | None:
-    """Programs per SM in [1, MAX_STREAMK_WAVES], and no more of them than a smaller count
-    would launch (the launch never has more programs than K blocks of work)."""
-    if not 1 <= cfg.split_k <= MAX_STREAMK_WAVES:
-        return (f"split_k {cfg.split_k} (programs per SM of {cfg.template}) not in "
-                f"[1, {MAX_STREAMK_WAVES}]")
-    work = -(-problem.n // cfg.block_m) * -(-problem.m // cfg.block_n) * blocks
-    if cfg.split_k > 1 and (cfg.split_k - 1) * H200_SMS >= work:
-        return (f"split_k {cfg.split_k} programs per SM: {work} K blocks of work are already "
-                f"spread by {cfg.split_k - 1} per SM")
     return None
 
 
@@ -586,22 +546,20 @@ def _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr,
 
 def _reduce_atomic(acc, ws_ptr, count_ptr, tile, d_ptr, rm, rn, R, C, sdr, sdc,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
-                   done, total):
-    """Split-K inside the launch by fp32 atomics: every program adds its partial tile into the
-    tile's zeroed accumulator ws[tile, BLOCK_M, BLOCK_N] and ``done`` (its share: one slice, or
-    its K blocks for stream-K) to the tile's counter; the program that brings the counter to
-    ``total`` reads the tile once, stores D, and zeroes accumulator and counter for the next
-    call."""
+                   SPLIT_K: tl.constexpr):  # noqa: F821
+    """Split-K inside the launch by fp32 atomics: every slice adds its partial tile into the
+    tile's zeroed accumulator ws[tile, BLOCK_M, BLOCK_N]; the program that arrives last reads
+    it once, stores D, and zeroes accumulator and counter for the next call."""
     cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]  # noqa
     valid = (rm[:, None] < R) & (rn[None, :] < C)
     tile_ws = ws_ptr + tile.to(tl.int64) * (BLOCK_M * BLOCK_N) + cell  # noqa: F821
     tl.atomic_add(tile_ws, acc, mask=valid, sem="relaxed", scope="gpu")  # noqa: F821
     tl.debug_barrier()  # noqa: F821
-    arrived = tl.atomic_add(count_ptr + tile, done, sem="acq_rel", scope="gpu")  # noqa: F821
-    if arrived + done == total:
+    arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")  # noqa: F821
+    if arrived == SPLIT_K - 1:
         tl.debug_barrier()  # noqa: F821
-        summed = tl.load(tile_ws, mask=valid, other=0.0, cache_modifier=".cg")  # noqa: F821
-        _store_tile(d_ptr, summed, rm, rn, R, C, sdr, sdc)
+        total = tl.load(tile_ws, mask=valid, other=0.0, cache_modifier=".cg")  # noqa: F821
+        _store_tile(d_ptr, total, rm, rn, R, C, sdr, sdc)
         tl.store(tile_ws, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32),  # noqa: F821
                  mask=valid)
         tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")  # noqa: F821
@@ -615,7 +573,7 @@ def _finish_decode(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr
         _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
     elif ATOMIC:
         _reduce_atomic(acc, ws_ptr, count_ptr, tile, d_ptr, rm, rn, R, C, sdr, sdc,
-                       BLOCK_M, BLOCK_N, 1, SPLIT_K)
+                       BLOCK_M, BLOCK_N, SPLIT_K)
     else:
         _reduce_split(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C, sdr, sdc,
                       BLOCK_M, BLOCK_N, SPLIT_K)
@@ -699,94 +657,16 @@ def _decode_tma_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr, s
     r0 = (tile % tiles_m) * BLOCK_M
     c0 = (tile // tiles_m) * BLOCK_N
     kb_start, kb_stop = _k_slice(K, split, BLOCK_K, SPLIT_K)
-    acc = _tma_k_loop(x_desc, w_desc, r0, c0, kb_start, kb_stop, BLOCK_M, BLOCK_N, BLOCK_K,
-                      PRECISION)
-    rm = r0 + tl.arange(0, BLOCK_M)  # noqa: F821
-    rn = c0 + tl.arange(0, BLOCK_N)  # noqa: F821
-    _finish_decode(acc, ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C,  # noqa
-                   sdr, sdc, BLOCK_M, BLOCK_N, SPLIT_K, ATOMIC)
-
-
-def _tma_k_loop(x_desc, w_desc, r0, c0, kb_start, kb_stop,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
-                BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
-    """fp32 [BLOCK_M, BLOCK_N] sum over K blocks [kb_start, kb_stop) of the token box at row
-    r0 times the weight box at row c0 (weights as the MMA's rows, so wgmma for BLOCK_N >=
-    64)."""
     acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # noqa: F821
     for kb in tl.range(kb_start, kb_stop):  # noqa: F821
         k0 = kb * BLOCK_K
         w = w_desc.load([c0, k0])
         x = x_desc.load([r0, k0])
         acc = tl.dot(w, tl.trans(x), acc, input_precision=PRECISION)  # noqa: F821
-    return tl.trans(acc)  # noqa: F821
-
-
-def _streamk_share(R, C, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
-                   BLOCK_K: tl.constexpr):  # noqa: F821
-    """This program's K blocks [start, stop) of the launch's work (every tile's K blocks,
-    tile-major), split as evenly as whole blocks allow over the programs; and K blocks per
-    tile."""
-    kb_total = tl.cdiv(K, BLOCK_K)  # noqa: F821
-    work = tl.cdiv(R, BLOCK_M) * tl.cdiv(C, BLOCK_N) * kb_total  # noqa: F821
-    programs = tl.num_programs(0)  # noqa: F821
-    pid = tl.program_id(0)  # noqa: F821
-    per = work // programs
-    extra = work % programs
-    start = pid * per + tl.minimum(pid, extra)  # noqa: F821
-    return start, start + per + (pid < extra).to(tl.int32), kb_total  # noqa: F821
-
-
-def _tile_part(tile, start, stop, kb_total):
-    """The K blocks [lo, hi) of ``tile`` inside the share [start, stop)."""
-    first = tile * kb_total
-    return tl.maximum(start - first, 0), tl.minimum(stop - first, kb_total)  # noqa: F821
-
-
-def _finish_streamk(acc, ws_ptr, count_ptr, tile, kb_lo, kb_hi, kb_total, d_ptr, rm, rn, R,
-                    C, sdr, sdc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):  # noqa: F821
-    """Store a tile this program summed whole, or add its share of the tile's K blocks."""
-    if kb_hi - kb_lo == kb_total:
-        _store_tile(d_ptr, acc, rm, rn, R, C, sdr, sdc)
-    else:
-        _reduce_atomic(acc, ws_ptr, count_ptr, tile, d_ptr, rm, rn, R, C, sdr, sdc,
-                       BLOCK_M, BLOCK_N, kb_hi - kb_lo, kb_total)
-
-
-def _decode_streamk_kernel(x_ptr, y_ptr, d_ptr, ws_ptr, count_ptr, R, C, K, sxr, sxk, syk,
-                           syc, sdr, sdc, BLOCK_M: tl.constexpr,  # noqa: F821
-                           BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  # noqa: F821
-                           EVEN_K: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
-    """decode_mmaw over an even share of all tiles' K blocks per program (stream-K): every SM
-    streams the same number of weight bytes whatever the tile count."""
-    start, stop, kb_total = _streamk_share(R, C, K, BLOCK_M, BLOCK_N, BLOCK_K)
-    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
-    for tile in range(start // kb_total, (stop - 1) // kb_total + 1):
-        kb_lo, kb_hi = _tile_part(tile, start, stop, kb_total)
-        rm = (tile % tiles_m) * BLOCK_M + tl.arange(0, BLOCK_M)  # noqa: F821
-        rn = (tile // tiles_m) * BLOCK_N + tl.arange(0, BLOCK_N)  # noqa: F821
-        acc = _decode_k_loop(x_ptr, y_ptr, rm % R, rn % C, K, kb_lo, kb_hi, sxr, sxk, syk,
-                             syc, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, 2, PRECISION, 1)
-        _finish_streamk(acc, ws_ptr, count_ptr, tile, kb_lo, kb_hi, kb_total, d_ptr, rm, rn,
-                        R, C, sdr, sdc, BLOCK_M, BLOCK_N)
-
-
-def _decode_tma_streamk_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr, sdc,
-                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,  # noqa: F821
-                               BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):  # noqa: F821
-    """decode_tma over an even share of all tiles' K blocks per program (stream-K)."""
-    start, stop, kb_total = _streamk_share(R, C, K, BLOCK_M, BLOCK_N, BLOCK_K)
-    tiles_m = tl.cdiv(R, BLOCK_M)  # noqa: F821
-    for tile in range(start // kb_total, (stop - 1) // kb_total + 1):
-        kb_lo, kb_hi = _tile_part(tile, start, stop, kb_total)
-        r0 = (tile % tiles_m) * BLOCK_M
-        c0 = (tile // tiles_m) * BLOCK_N
-        acc = _tma_k_loop(x_desc, w_desc, r0, c0, kb_lo, kb_hi, BLOCK_M, BLOCK_N, BLOCK_K,
-                          PRECISION)
-        rm = r0 + tl.arange(0, BLOCK_M)  # noqa: F821
-        rn = c0 + tl.arange(0, BLOCK_N)  # noqa: F821
-        _finish_streamk(acc, ws_ptr, count_ptr, tile, kb_lo, kb_hi, kb_total, d_ptr, rm, rn,
-                        R, C, sdr, sdc, BLOCK_M, BLOCK_N)
+    rm = r0 + tl.arange(0, BLOCK_M)  # noqa: F821
+    rn = c0 + tl.arange(0, BLOCK_N)  # noqa: F821
+    _finish_decode(tl.trans(acc), ws_ptr, count_ptr, tile, split, d_ptr, rm, rn, R, C,  # noqa
+                   sdr, sdc, BLOCK_M, BLOCK_N, SPLIT_K, ATOMIC)
 
 
 def _persistent_tma_kernel(x_desc, y_desc, d_desc, R, C, K,
@@ -825,17 +705,14 @@ def _jit() -> dict:
 
     module = globals()
     for helper in ("_grouped_tile", "_k_loop", "_k_slice", "_store_tile", "_reduce_split",
-                   "_reduce_atomic", "_finish_decode", "_decode_k_loop", "_tma_k_loop",
-                   "_streamk_share", "_tile_part", "_finish_streamk"):
+                   "_reduce_atomic", "_finish_decode", "_decode_k_loop"):
         if not isinstance(module[helper], triton.JITFunction):
             module[helper] = triton.jit(module[helper])
     decode, decode_tma = triton.jit(_decode_kernel), triton.jit(_decode_tma_kernel)
-    kernels = {name: decode_tma if name in TMA_DECODE_TEMPLATES else decode
-               for name in DECODE_TEMPLATES}
-    kernels.update(decode_streamk=triton.jit(_decode_streamk_kernel),
-                   decode_tma_streamk=triton.jit(_decode_tma_streamk_kernel))
     return {"tiled": triton.jit(_tiled_kernel), "splitk": triton.jit(_splitk_kernel),
-            "persistent_tma": triton.jit(_persistent_tma_kernel), **kernels}
+            "persistent_tma": triton.jit(_persistent_tma_kernel),
+            **{name: decode_tma if name in TMA_DECODE_TEMPLATES else decode
+               for name in DECODE_TEMPLATES}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -864,12 +741,7 @@ def _tiles(cfg: TritonConfig, rows: int, cols: int) -> int:
 def _constexprs(cfg: TritonConfig, problem: GemmProblem) -> dict:
     out = {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k,
            "GROUP_M": cfg.group_m, "PRECISION": precision(problem)}
-    if cfg.template == "decode_tma_streamk":
-        del out["GROUP_M"]
-    elif cfg.template == "decode_streamk":
-        del out["GROUP_M"]
-        out["EVEN_K"] = problem.k % cfg.block_k == 0
-    elif cfg.template in TMA_DECODE_TEMPLATES:
+    if cfg.template in TMA_DECODE_TEMPLATES:
         del out["GROUP_M"]
         out.update(SPLIT_K=cfg.split_k, ATOMIC=cfg.template in ATOMIC_TEMPLATES)
     elif cfg.template in DECODE_TEMPLATES:
@@ -895,9 +767,6 @@ def _call(cfg: TritonConfig, problem: GemmProblem, x, y, d, ws=None, counts=None
     kwargs = _constexprs(cfg, problem) | {"num_warps": cfg.num_warps,
                                          "num_stages": cfg.num_stages}
     tiles = _tiles(cfg, rows, cols)
-    # stream-K: one axis of programs sharing all tiles' K blocks; split-K: tiles x slices
-    grid = ((streamk_programs(cfg, problem, num_sms),) if cfg.template in STREAMK_TEMPLATES
-            else (tiles, cfg.split_k))
     if cfg.template in TMA_DECODE_TEMPLATES:
         # x is X (rows x K) and y is W (cols x K) as stored, K contiguous
         from triton.tools.tensor_descriptor import TensorDescriptor
@@ -905,13 +774,13 @@ def _call(cfg: TritonConfig, problem: GemmProblem, x, y, d, ws=None, counts=None
         descs = [TensorDescriptor(base, [extent, k], [k, 1], [block, cfg.block_k])
                  for base, extent, block in ((x, rows, cfg.block_m), (y, cols, cfg.block_n))]
         args = (*descs, d, ws, counts, rows, cols, k, *g["sd"])
-        return grid, args, kwargs
+        return (tiles, cfg.split_k), args, kwargs
     if cfg.template == "tiled":
         args = (x, y, d, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
         return (tiles,), args, kwargs
     if cfg.template == "splitk" or cfg.template in DECODE_TEMPLATES:
         args = (x, y, d, ws, counts, rows, cols, k, *g["sx"], *g["sy"], *g["sd"])
-        return grid, args, kwargs
+        return (tiles, cfg.split_k), args, kwargs
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     bases = tma_bases(problem)
@@ -976,7 +845,7 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
         # (decode with split_k 1 never touches them, but takes the same argument types; the
         # atomic variants accumulate into a zeroed buffer that every launch leaves zeroed)
         ws = _workspace(device, workspace_bytes(cfg, problem) // 4, "float32",
-                        zero=cfg.template in NONDETERMINISTIC_TEMPLATES)
+                        zero=cfg.template in ATOMIC_TEMPLATES)
         counts = _workspace(device, _tiles(cfg, problem.n, problem.m), "int32", zero=True)
     if cfg.template in TMA_DECODE_TEMPLATES:
         y = y.T  # W as stored (M x K); infeasible_reason has checked the TN layout
@@ -994,8 +863,6 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
                 raise ValueError(f"{cfg.name}: TMA base {name} must be a contiguous "
                                  f"{rows}x{cols} matrix, got shape {tuple(base.shape)} strides "
                                  f"{tuple(base.stride())}")
-        sms = num_sms(device)
-    elif cfg.template in STREAMK_TEMPLATES:
         sms = num_sms(device)
     else:
         sms = H200_SMS

@@ -58,11 +58,7 @@ SPACES = {
     # the general split-K template beside it; block_m is tokens per pass
     "decode": {
         "kernel": ([{"template": t, "split_k": s} for t in tg.DECODE_TEMPLATES
-                    if t not in tg.STREAMK_TEMPLATES
                     for s in (1, 2, 4, 8, 16, 32) if s > 1 or t not in tg.ATOMIC_TEMPLATES]
-                   # stream-K: split_k is programs per SM
-                   + [{"template": t, "split_k": s} for t in tg.STREAMK_TEMPLATES
-                      for s in (1, 2, 3, 4)]
                    + [{"template": "splitk", "split_k": s} for s in (2, 4, 8)]),
         "block_m": [1, 2, 4, 8, 16, 32, 64, 128],
         "block_n": [8, 16, 32, 64, 128, 256],
@@ -273,13 +269,6 @@ def _seed(template: str, problem: GemmProblem, block_m: int, block_n: int, block
     pipeline at most ``stages`` that fits (None if none fits)."""
     tiles = -(-problem.m // block_n) * -(-problem.n // block_m)
     split = _split_for(tiles, -(-problem.k // block_k), target)
-    return _deepest(template, problem, block_m, block_n, block_k, split, warps, stages)
-
-
-def _deepest(template: str, problem: GemmProblem, block_m: int, block_n: int, block_k: int,
-             split: int, warps: int, stages: int) -> tg.TritonConfig | None:
-    """The config of these fields with the deepest pipeline at most ``stages`` that is
-    feasible (None if none is)."""
     for depth in range(stages, 0, -1):
         cfg = tg.TritonConfig(template, block_m, block_n, block_k, 1, split, warps, depth)
         if tg.infeasible_reason(cfg, problem) is None:
@@ -330,17 +319,7 @@ def rule_seeds(problem: GemmProblem) -> list[tg.TritonConfig]:
             warps = 8 if mma_m * bn >= 128 * 64 else w
             shapes += [(template, mma_m, bn, bk, warps, stages, t) for t in SHARD_TARGETS]
     out = [_seed(template, problem, *rest) for template, *rest in shapes]
-    out += streamk_seeds(problem, mma_m)
     return [c for c in dict.fromkeys(out) if c is not None]
-
-
-def streamk_seeds(problem: GemmProblem, tokens: int) -> list[tg.TritonConfig | None]:
-    """Stream-K configs of the shard shapes at one and two programs per SM (the work is split
-    evenly over the programs, so no split target is needed), deepest pipeline that fits."""
-    return [_deepest(template, problem, tokens, bn, bk, per_sm,
-                     8 if tokens * bn >= 128 * 64 else w, stages)
-            for template in tg.STREAMK_TEMPLATES for bn, bk, w, stages in SHARD_SEEDS
-            for per_sm in (1, 2)]
 
 
 def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonConfig]]:
@@ -749,15 +728,13 @@ def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
 
 def _tie_winner(gflops: list, configs: list) -> tuple:
     """The fastest finalist, or among those within timing.TIE_BAND of it a deterministic pick:
-    a bitwise-deterministic kernel (not an atomic split-K or stream-K one) first, then the
-    config name."""
+    a bitwise-deterministic kernel (not an atomic split-K one) first, then the config name."""
     best = max(gflops)
     tied = [(g, c) for g, c in zip(gflops, configs)
             if g > 0 and g * (1 + timing.TIE_BAND) >= best]
     if not tied:
         return best, configs[gflops.index(best)]
-    return min(tied, key=lambda gc: (gc[1].template in tg.NONDETERMINISTIC_TEMPLATES,
-                                     gc[1].name))
+    return min(tied, key=lambda gc: (gc[1].template in tg.ATOMIC_TEMPLATES, gc[1].name))
 
 
 def solution(params: dict) -> dict:
