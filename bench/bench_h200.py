@@ -216,8 +216,21 @@ def summarize_runs(frame: pd.DataFrame) -> dict:
             "n<=128 min": float(pct[frame["n"] <= 128].min()),
             "n<=16 below 85%": int((pct[frame["n"] <= 16] < 85).sum()),
             "n<=128 below 80%": int((pct[frame["n"] <= 128] < 80).sum())}
+    out["nvmath_top8_faster"] = peer_wins(frame, "nvmath_top8")
     out["floor_flaws"] = floor_flaws(frame)
     return out
+
+
+def peer_wins(frame: pd.DataFrame, peer: str, margin: float = 0.01) -> list[str]:
+    """GEMMs where ``peer`` is more than ``margin`` faster than what geko ships (the combined
+    library where the run wrote one, else final_libs), from the same side-by-side timings."""
+    shipped = "combined" if "combined" in frame and frame["combined"].notna().any() else "final"
+    if peer not in frame or shipped not in frame:
+        return []
+    ours = frame[shipped].fillna(frame["default"])
+    faster = frame[peer] * (1 + margin) < ours
+    return [f"{row['gemm']}: {peer} {row[peer]:.2f} us, {shipped} {ours[i]:.2f} us"
+            for i, row in frame[faster].iterrows()]
 
 
 def main():
@@ -274,6 +287,7 @@ def main():
           " losses vs default:", result.get("final_losses_vs_default"),
           " decode goals:", result.get("decode_pct_floor_final"),
           " floor flaws:", len(result["floor_flaws"]))
+    print("nvmath top-8 > 1% faster than shipped:", result["nvmath_top8_faster"] or "none")
 
 
 if __name__ == "__main__":

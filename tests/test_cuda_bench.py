@@ -79,3 +79,15 @@ def test_combined_library_takes_the_fastest_verified_per_gemm(tmp_path):
     served = runtime.load(tmp_path).solutions
     assert served[(gemm_type, decode.size)]["Triton"] == cfg.to_params()
     assert served[(gemm_type, prefill.size)]["Backend"] == "default"
+
+
+def test_peer_faster_than_what_geko_ships_is_listed(bench):
+    data = frame()
+    data["nvmath_top8"] = [8.0, 3.99, 1300.0]  # 11% faster, 0.25% faster, a tie
+    (win,) = bench.peer_wins(data, "nvmath_top8")
+    assert win == "decode: nvmath_top8 8.00 us, final 9.00 us"
+    # with a combined library, that is what geko ships
+    data["combined"] = [7.9, 4.0, 1300.0]
+    assert bench.peer_wins(data, "nvmath_top8") == []
+    data["floor"], _ = bench.honest_floor(data, matmul_tflops=700.0)
+    assert bench.summarize_runs(data)["nvmath_top8_faster"] == []
