@@ -742,6 +742,11 @@ def test_warm_start_of_a_cached_shape_measures_the_seeds_and_skips_the_ga(tmp_pa
     again = tuning.one_size(0)
     ctune._warm_seeds(again, "env")
     assert again.seeds[0][0] == won.to_params() and again.ga["n_gen"] == 0
+    # besides the cached winners, one rule seed per template: a fraction of the cold seeds
+    others = [p["template"] for p in again.seeds[0][1:]]
+    assert len(others) == len(set(others))
+    assert set(others) == {p["template"] for p in cold.seeds[0]}
+    assert len(again.seeds[0]) < len(cold.seeds[0]) / 4
     picked = ctune._tune_one_size(again, tmp_path / "warm", evaluate, None)
     assert ctune.config_of(picked[1]) == won
     assert sum(calls) == len(again.seeds[0]) < cold_calls  # the seeds alone, once each

@@ -665,15 +665,25 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
 
 def _warm_seeds(one: TritonTuning, env: str) -> None:
     """Put the warm-start cache's winners first among ``one``'s seeds; where its exact shape
-    is cached, no GA (seeds, then finalists)."""
+    is cached, no GA, and of the other seeds only the first of each template (the earlier
+    campaign measured them all on the same software: one per family guards that decision)."""
     from . import warm
 
     cached, exact = warm.seeds(env, one.problems[0])
-    one.seeds = [cached + [s for s in one.seeds_of(0) if s not in cached]]
+    rest = [s for s in one.seeds_of(0) if s not in cached]
     if exact:
         one.ga["n_gen"] = 0
+        rest = _first_of_each_template(rest)
+    one.seeds = [cached + rest]
     log.info("%s: %d warm-start seeds%s", one.name, len(cached),
-             " (this shape cached: no GA)" if exact else "")
+             f" (this shape cached: no GA, {len(rest)} other seeds)" if exact else "")
+
+
+def _first_of_each_template(seeds: list[dict]) -> list[dict]:
+    firsts: dict = {}
+    for params in seeds:
+        firsts.setdefault(params["template"], params)
+    return list(firsts.values())
 
 
 def _tune_one_size(one: TritonTuning, build_dir: Path, evaluate: Evaluate,

@@ -7,7 +7,8 @@ CUDA driver, cuBLASLt and Triton versions: nothing measured with other software 
 A later campaign's tuning of a GEMM starts from the cached winners of the same GEMM type, the
 exact shape first, then the nearest shapes. They are seeds only: every one is measured again
 and checked, so the cache can make a campaign faster but never decides what it ships. Where the
-exact shape is cached, the per-GEMM GA is skipped (seeds, then the finalists side by side).
+exact shape is cached, the per-GEMM GA is skipped and of the rule seeds only the first of each
+template is measured beside the cached winners (then the finalists side by side).
 """
 
 from __future__ import annotations
