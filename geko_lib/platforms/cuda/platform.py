@@ -175,28 +175,39 @@ class CudaPlatform:
 
     def launcher_factory(self, solution: dict, problem: GemmProblem, device: int):
         """operands -> zero-argument call, the per-solution work (heuristic query, AlgoCheck,
-        feasibility) done once: what the benchmarks and the runtime both run."""
-        backend = solution.get("Backend", "cublaslt")
-        if backend in ("default", "cublaslt"):
-            lt = self._lt(problem)
-            if backend == "default":
-                algo = lt.heuristic(1)[0][1]
-            else:
-                from . import cublaslt
-
-                check_environment(solution, device)
-                algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
-            workspace = self._workspace(device)
-            return lambda ops: lt.call(algo, ops, workspace)
-        if backend == "triton":
+        feasibility) done once: what the benchmarks run."""
+        if _backend(solution) == "triton":
             from . import triton_gemm
 
-            cfg = triton_gemm.TritonConfig.from_params(solution["Triton"])
-            reason = triton_gemm.infeasible_reason(cfg, problem)
-            if reason:
-                raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
+            cfg = _triton_config(solution, problem)
             return lambda ops: triton_gemm.launcher(cfg, ops)
-        raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
+        lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
+        return lambda ops: lt.call(algo, ops, workspace)
+
+    def operand_launcher(self, solution: dict, problem: GemmProblem, device: int):
+        """(x, y, d) -> None running ``solution`` on ``timing``'s 2-D row-major views (x =
+        op(B)^T, y = op(A)^T, d = D_mem) of one set of strides, everything but the operands'
+        addresses prepared once: what the runtime calls per GEMM."""
+        if _backend(solution) == "triton":
+            from . import triton_gemm
+
+            return triton_gemm.PreparedLaunch(_triton_config(solution, problem), problem)
+        lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
+        launch = lt.prepared(algo, workspace)
+        # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)
+        return lambda x, y, d: launch(y.data_ptr(), x.data_ptr(), d.data_ptr())
+
+    def _cublaslt_algo(self, solution: dict, problem: GemmProblem, device: int):
+        """(descriptors, algo struct, workspace) of a cublaslt or default solution."""
+        lt = self._lt(problem)
+        if solution.get("Backend", "cublaslt") == "default":
+            algo = lt.heuristic(1)[0][1]
+        else:
+            from . import cublaslt
+
+            check_environment(solution, device)
+            algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
+        return lt, algo, self._workspace(device)
 
     def _row(self, problem: GemmProblem, solution: dict, us: float, device: int,
              **extra) -> dict:
@@ -490,6 +501,24 @@ def check_environment(solution: dict, device: int) -> None:
     if want_gpu and want_gpu != gpu_name(device):
         raise PlatformError(f"solution {solution['SolutionNameMin']} was measured on "
                             f"{want_gpu}, this is {gpu_name(device)}: re-run the search")
+
+
+def _backend(solution: dict) -> str:
+    backend = solution.get("Backend", "cublaslt")
+    if backend not in ("default", "cublaslt", "triton"):
+        raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
+    return backend
+
+
+def _triton_config(solution: dict, problem: GemmProblem):
+    """The Triton config of a solution, refused where it cannot run ``problem``."""
+    from . import triton_gemm
+
+    cfg = triton_gemm.TritonConfig.from_params(solution["Triton"])
+    reason = triton_gemm.infeasible_reason(cfg, problem)
+    if reason:
+        raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
+    return cfg
 
 
 def _portable(solution: dict) -> dict:

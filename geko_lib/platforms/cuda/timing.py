@@ -53,6 +53,14 @@ class Operands:
     b: object  # (batch, N, K) if transB == "N" else (batch, K, N), contiguous
     d: object  # (batch, N, M), contiguous: column-major M x N per batch
 
+    @classmethod
+    def from_rows(cls, problem: GemmProblem, x, y, d) -> "Operands":
+        """The operands of the row-major product ``d = x @ y`` (2-D views: x is op(B)^T,
+        y is op(A)^T, d is D_mem), as A, B and D are stored."""
+        a = y.t() if problem.type.transA == "T" else y
+        b = x if problem.type.transB == "N" else x.t()
+        return cls(problem, a.unsqueeze(0), b.unsqueeze(0), d.unsqueeze(0))
+
     @property
     def x(self):
         """op(B)^T, (batch, N, K): the left operand of the row-major product."""

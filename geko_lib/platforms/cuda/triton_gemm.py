@@ -872,7 +872,79 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
     def call():
         run(*args, **kwargs)
 
+    call.parts = (kernel, grid, args, kwargs)  # what PreparedLaunch re-binds per call
     return call
+
+
+# --------------------------------------------------------------------------------------------
+# prepared launches: the runtime's eager calls
+
+
+class PreparedLaunch:
+    """``launch(x, y, d)``: one config on ``timing``'s 2-D row-major views (X, Y, D_mem) of one
+    problem, every call's operands with the strides of the first call's. The first call runs
+    ``launcher`` (its checks, workspace, grid and compile-time arguments); a later call builds
+    only the arguments that hold an operand's address, the kernel's first three (the operand
+    itself, or a TMA descriptor on it), and, where the operands are 16-byte aligned as the
+    compiled kernel assumes, launches the compiled kernel without Triton's per-call argument
+    specialization (on the H200's host 31 us a launch through it, 14 us without)."""
+
+    def __init__(self, cfg: TritonConfig, problem: GemmProblem):
+        self.cfg, self.problem = cfg, problem
+        self.makers = None  # per operand: None (passed as is) or its TMA descriptor's maker
+
+    def __call__(self, x, y, d) -> None:
+        if self.makers is None:
+            self._prepare(x, y, d)
+            return
+        aligned = x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0 and d.data_ptr() % 16 == 0
+        make_x, make_y, make_d = self.makers
+        head = (x if make_x is None else make_x(base=x), y if make_y is None else make_y(base=y),
+                d if make_d is None else make_d(base=d))
+        if aligned and self.direct is not None:
+            self.direct(*head, *self.direct_tail)
+            return
+        compiled = self.run(*head, *self.tail, **self.kwargs)
+        if aligned and self.direct is None:
+            self._keep_direct(compiled)
+
+    def _prepare(self, x, y, d) -> None:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        from .timing import Operands
+
+        call = launcher(self.cfg, Operands.from_rows(self.problem, x, y, d))
+        kernel, grid, args, self.kwargs = call.parts
+        call()
+        addresses = [_address(a.base if isinstance(a, TensorDescriptor) else a)
+                     for a in args[:3]]
+        if addresses != [x.data_ptr(), y.data_ptr(), d.data_ptr()] or addresses[0] == addresses[1]:
+            return  # not (x, y, d) first, or x @ x.T: every call is prepared, as launcher does
+        self.makers = tuple(_descriptor_maker(a) if isinstance(a, TensorDescriptor) else None
+                            for a in args[:3])
+        self.tail = tuple(args[3:])  # workspace, sizes, strides: no operand of this call
+        self.run = kernel[grid]
+        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        # the compiled kernel takes every parameter in order, the constexprs last
+        constexprs = tuple(self.kwargs.get(name) for name in kernel.arg_names[len(args):])
+        self.direct_tail = self.tail + constexprs if None not in constexprs else None
+        self.direct = None
+
+    def _keep_direct(self, compiled) -> None:
+        from triton.compiler import CompiledKernel
+
+        if isinstance(compiled, CompiledKernel) and self.direct_tail is not None:
+            self.direct = compiled[self.grid]
+
+
+def _address(arg) -> int | None:
+    return arg.data_ptr() if hasattr(arg, "data_ptr") else None
+
+
+def _descriptor_maker(desc):
+    """base -> a TMA descriptor like ``desc`` (shape, strides, block, padding) on ``base``."""
+    return functools.partial(type(desc), **{f.name: getattr(desc, f.name) for f in fields(desc)
+                                            if f.name != "base"})
 
 
 # --------------------------------------------------------------------------------------------
