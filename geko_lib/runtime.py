@@ -7,10 +7,31 @@
     print(rt.coverage())                            # hits, misses, the shapes that missed
 
 A call whose (shape, data types, layout) the library holds runs the tuned cuBLASLt algorithm or
-Triton kernel; anything else falls through to torch. Tuned kernels pay off under CUDA graphs:
-dispatched eagerly, a call costs tens of microseconds in Python, so the first eager tuned call
-logs a warning saying so and ``rt.eager_calls`` counts them. ``rt.patch_linear()`` routes every
-``torch.nn.functional.linear`` of a model through the library for the duration of a ``with``.
+Triton kernel; anything else falls through to torch (``x @ y``; torch's own ``F.linear`` for
+``rt.linear``). ``rt.patch_linear()`` routes every ``torch.nn.functional.linear`` of a model
+through the library for the duration of a ``with``.
+
+Each operand signature (matmul or linear, shapes, strides, dtypes, device) is looked up once:
+its plan (the GEMM, the solution or torch, the prepared cuBLASLt call or Triton launch with its
+checks, grid and compile-time arguments) is kept, and a later call only allocates the output
+and passes the operands' addresses (a Triton kernel is launched compiled, past Triton's per-call
+argument specialization, where the operands are 16-byte aligned).
+
+Tuned kernels pay off under CUDA graphs, where the dispatch is replayed for free. Eagerly, every
+call pays its host time, and an eager decode step is bound by host time, not GPU time: a call
+costing more host time than torch's own makes the step slower whatever the kernel gains. So the
+loader measures it: ``coverage()["eager_us_per_call"]`` is the mean host time of an eager call
+of a tuned GEMM (``time.perf_counter`` around the dispatch; a signature's first call, which
+builds its plan, is left out) and ``eager_calls`` counts those calls. ``load(path, eager=...)``
+says what eager calls of tuned GEMMs do:
+
+- ``"warn"`` (default): run the library, and once ``EAGER_SAMPLE`` of them were measured log one
+  warning with their mean host time and what to do (``rt.eager_note()`` gives the text any time);
+- ``"library"``: run the library, no warning;
+- ``"torch"``: run torch; calls under CUDA graph capture still run the library (a serving
+  engine's captured decode gets the tuned kernels, its eager prefill and warm-up torch's). A
+  signature's first eager call runs the library in every policy, so that its kernel is compiled
+  and its workspace allocated before a capture needs them.
 
 Capturing a workload on an NVIDIA GPU (``HIPBLASLT_LOG_MASK=64`` exists only on AMD):
 
@@ -22,9 +43,13 @@ Capturing a workload on an NVIDIA GPU (``HIPBLASLT_LOG_MASK=64`` exists only on 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import operator
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from .gemm import GemmProblem, GemmType
 from .log_setup import LOGGER
@@ -32,55 +57,97 @@ from .platforms import PlatformError
 
 log = logging.getLogger(LOGGER)
 
-# what one tuned call costs in Python dispatch when it is not replayed from a CUDA graph
-# (bench/RESULTS.md, issue 23: 49-66 us for cuBLASLt solutions, 115-335 us for Triton ones)
-EAGER_NOTE = ("geko runtime: tuned kernels are dispatched eagerly (not under CUDA graph "
-              "capture); each call then costs tens of microseconds of Python dispatch, more than "
-              "a decode GEMM gains: capture the step in a CUDA graph (as serving engines do) or "
-              "leave eager code on torch")
+EAGER_POLICIES = ("warn", "library", "torch")
+EAGER_SAMPLE = 100  # eager tuned calls measured before the "warn" policy says what they cost
+# what eager_note() quotes before a call of this process was measured: host time per eager
+# rt.linear call on an H200 before the per-signature plans (bench/RESULTS.md, issue 23)
+EAGER_RESULTS = ("none measured yet; on an H200, before the per-signature plans, an eager "
+                 "rt.linear call took 49-66 us of host time for cuBLASLt solutions and 115-335 "
+                 "us for Triton ones (bench/RESULTS.md)")
+EAGER_ADVICE = ("eager decode is bound by host time, so a call costing more host time than "
+                "torch's own F.linear makes the step slower whatever its kernel gains: capture "
+                "the step in a CUDA graph (as serving engines do), or load with eager='torch' "
+                "(eager calls run torch, captured ones the library); eager='library' keeps the "
+                "library without this warning")
+UNSUPPORTED = "unsupported layout/type"
 
 TORCH_TO_TYPE = {"bfloat16": "bf16_r", "float16": "f16_r", "float32": "f32_r"}
 
 
+class Plan(NamedTuple):
+    """What a call of one operand signature (of matmul or linear) runs."""
+
+    name: str  # the GEMM's name (what hits and misses count), or UNSUPPORTED
+    launch: Callable | None  # the call's arguments -> its result by the library; None: a miss
+    torch: Callable  # the call's arguments -> its result by torch (x @ y, F.linear)
+
+
+def _rows(x):
+    """The 2-D input of a linear layer's GEMM: all leading dims as rows, as F.linear sees it."""
+    return x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+
+
+def _linear_by(gemm, x, weight, bias=None):
+    """F.linear(x, weight, bias) with the GEMM x @ weight^T run by ``gemm``."""
+    out = gemm(_rows(x), weight.t())
+    if x.dim() != 2:
+        out = out.reshape(*x.shape[:-1], weight.shape[0])
+    return out if bias is None else out + bias
+
+
 class Runtime:
-    def __init__(self, solutions: dict, device: int = 0):
+    def __init__(self, solutions: dict, device: int = 0, eager: str = "warn"):
+        if eager not in EAGER_POLICIES:
+            raise ValueError(f"eager={eager!r}: one of {', '.join(EAGER_POLICIES)}")
         self.solutions = solutions  # (GemmType, (m, n, batch, k)) -> solution dict
         self.device = device
+        self.eager = eager
         self.hits: Counter = Counter()
         self.misses: Counter = Counter()
-        self._prepared: dict = {}
+        self._plans: dict = {}  # operand signature -> Plan
         self._cuda = None  # the cuda platform, made on first dispatch (it imports torch)
+        self._capturing = None  # torch.cuda.is_current_stream_capturing, once torch is needed
         self.eager_calls = 0  # tuned calls dispatched outside CUDA graph capture
+        self._eager_s = 0.0  # host seconds of the measured ones
+        self._eager_timed = 0
 
     # --- dispatch -------------------------------------------------------------------------------
     def matmul(self, x, y):
         """x @ y for 2-D tensors x (n, k) and y (k, m), through the library where it can."""
-        problem = blas_problem(x, y)
-        solution = self.solutions.get((problem.type, problem.size)) if problem else None
-        if solution is None or solution.get("Backend") == "default":
-            self.misses[problem.name if problem else "unsupported layout/type"] += 1
-            return x @ y
-        self.hits[problem.name] += 1
-        self._note_eager()
-        return self._run(problem, solution, x, y)
-
-    def _note_eager(self) -> None:
-        """Count tuned calls made outside CUDA graph capture and say once that eager use loses
-        (the dispatch costs more than the kernel gains; under a graph it is replayed free)."""
-        import torch
-
-        if torch.cuda.is_current_stream_capturing():
-            return
-        self.eager_calls += 1
-        if self.eager_calls == 1:
-            log.warning(EAGER_NOTE)
+        return self._dispatch(time.perf_counter(), (x.shape, x.stride(), y.shape, y.stride(),
+                                                    x.dtype, y.dtype, x.device), x, y)
 
     def linear(self, x, weight, bias=None):
-        """torch.nn.functional.linear through the library (2-D or batched-leading-dims x)."""
-        lead = x.shape[:-1]
-        out = self.matmul(x.reshape(-1, x.shape[-1]), weight.t())
-        out = out.reshape(*lead, weight.shape[0])
-        return out if bias is None else out + bias
+        """torch.nn.functional.linear through the library (2-D or batched-leading-dims x);
+        a GEMM the library does not hold runs torch's own F.linear."""
+        return self._dispatch(time.perf_counter(), ("linear", x.shape, x.stride(), weight.shape,
+                                                    weight.stride(), x.dtype, weight.dtype,
+                                                    x.device), x, weight, bias)
+
+    def _dispatch(self, start: float, key: tuple, *args):
+        """Run ``args`` (matmul's or linear's) by the plan of their signature ``key``."""
+        plan = self._plans.get(key)
+        first = plan is None
+        if first:
+            plan = self._plans[key] = self._plan(key, *args)
+        if plan.launch is None:
+            self.misses[plan.name] += 1
+            return plan.torch(*args)
+        self.hits[plan.name] += 1
+        if self._capturing():
+            return plan.launch(*args)
+        self.eager_calls += 1
+        if first:
+            # the library runs a signature's first eager call whatever the policy: its kernel
+            # is compiled and its workspace allocated now, not inside a later graph capture;
+            # and the call is left out of the mean (one-time work, not what a call costs)
+            return plan.launch(*args)
+        out = plan.torch(*args) if self.eager == "torch" else plan.launch(*args)
+        self._eager_s += time.perf_counter() - start
+        self._eager_timed += 1
+        if self._eager_timed == EAGER_SAMPLE and self.eager == "warn":
+            log.warning(self.eager_note())
+        return out
 
     @contextlib.contextmanager
     def patch_linear(self):
@@ -93,32 +160,61 @@ class Runtime:
         finally:
             F.linear = original
 
+    # --- what it served -------------------------------------------------------------------------
+    def eager_us_per_call(self) -> float | None:
+        """Mean host microseconds of a measured eager call of a tuned GEMM (None: none yet)."""
+        return self._eager_s * 1e6 / self._eager_timed if self._eager_timed else None
+
+    def eager_note(self) -> str:
+        """What eager dispatch costs here (measured, or bench/RESULTS.md's figures before any
+        call was) and what to do about it."""
+        mean = self.eager_us_per_call()
+        served = "torch (eager='torch')" if self.eager == "torch" else "the library"
+        cost = (f"{self._eager_timed} eager calls of tuned GEMMs, run by {served}, took "
+                f"{mean:.1f} us of host time each" if mean is not None else
+                f"eager calls of tuned GEMMs: {EAGER_RESULTS}")
+        return f"geko runtime: {cost}; {EAGER_ADVICE}"
+
     def coverage(self) -> dict:
         total = sum(self.hits.values()) + sum(self.misses.values())
+        mean = self.eager_us_per_call()
         return {"hits": sum(self.hits.values()), "misses": sum(self.misses.values()),
                 "hit_rate": sum(self.hits.values()) / total if total else 0.0,
                 "missed_shapes": dict(self.misses.most_common()),
-                "eager_calls": self.eager_calls}
+                "eager_calls": self.eager_calls, "eager": self.eager,
+                "eager_us_per_call": None if mean is None else round(mean, 2)}
 
-    # --- running one solution ---------------------------------------------------------------------
-    def _run(self, problem: GemmProblem, solution: dict, x, y):
+    # --- plans ----------------------------------------------------------------------------------
+    def _plan(self, key: tuple, x, y, *bias) -> Plan:
+        """The plan of a signature: its GEMM, torch's function for it, and where the library
+        holds it the prepared launch (its checks run now, once)."""
         import torch
 
-        from .platforms.cuda import timing
+        self._capturing = torch.cuda.is_current_stream_capturing
+        linear = key[0] == "linear"
+        if linear:  # F.linear itself (torch._C._nn.linear), also while patch_linear replaces it
+            fallback, rows, y = torch._C._nn.linear, _rows(x), y.t()
+        else:
+            fallback, rows = operator.matmul, x
+        problem = blas_problem(rows, y)
+        solution = self.solutions.get((problem.type, problem.size)) if problem else None
+        if solution is None or solution.get("Backend") == "default":
+            return Plan(problem.name if problem else UNSUPPORTED, None, fallback)
+        gemm = self._gemm(problem, solution, rows, y)
+        return Plan(problem.name, functools.partial(_linear_by, gemm) if linear else gemm,
+                    fallback)
 
-        a = y.t() if problem.type.transA == "T" else y
-        b = x if problem.type.transB == "N" else x.t()
-        d = torch.empty((x.shape[0], y.shape[1]), dtype=x.dtype, device=x.device)
-        ops = timing.Operands(problem, a.unsqueeze(0), b.unsqueeze(0), d.unsqueeze(0))
-        self._launcher(problem, solution)(ops)()
-        return d
+    def _gemm(self, problem: GemmProblem, solution: dict, x, y):
+        """(x, y) -> x @ y by ``solution`` for 2-D operands of the strides of ``x`` and ``y``."""
+        launch = self._platform().operand_launcher(solution, problem, self.device)
+        shape = (x.shape[0], y.shape[1])
 
-    def _launcher(self, problem: GemmProblem, solution: dict):
-        key = (problem, solution["SolutionNameMin"])
-        if key not in self._prepared:
-            self._prepared[key] = self._platform().launcher_factory(solution, problem,
-                                                                    self.device)
-        return self._prepared[key]
+        def run(x, y):
+            d = x.new_empty(shape)  # x's dtype and device, contiguous: D_mem
+            launch(x, y, d)
+            return d
+
+        return run
 
     def _platform(self):
         if self._cuda is None:
@@ -155,15 +251,17 @@ def _transpose_of(t) -> str | None:
     return None
 
 
-def load(path, device: int = 0) -> Runtime:
-    """A runtime serving the library-logic files in ``path`` (final_libs or its library/)."""
+def load(path, device: int = 0, eager: str = "warn") -> Runtime:
+    """A runtime serving the library-logic files in ``path`` (final_libs or its library/);
+    ``eager``: what eager (not graph-captured) calls of tuned GEMMs do, one of
+    ``EAGER_POLICIES`` (see the module's docstring)."""
     from .platforms.cuda.solutions import solutions_in
 
     path = Path(path)
     solutions = solutions_in(path, validate=True)
     if not solutions:
         raise PlatformError(f"{path}: no library-logic files with sizes")
-    return Runtime(solutions, device)
+    return Runtime(solutions, device, eager)
 
 
 # --- recording a workload -------------------------------------------------------------------------
