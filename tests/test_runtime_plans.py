@@ -307,6 +307,19 @@ def test_an_unaligned_operand_goes_through_triton_s_specialization(kernels):
     assert log[-1][0] == "jit" and _plain(log[-1][2][0]) == ("tensor", 0x4000002)
 
 
+def test_a_triton_version_not_tested_keeps_triton_s_own_launch(kernels, monkeypatch):
+    """The direct launch uses the compiled kernel's internal calling convention: only on the
+    Triton versions whose GPU tests passed."""
+    import triton
+
+    tg, log, _ = kernels
+    monkeypatch.setattr(triton, "__version__", "9.9.0")
+    launch = tg.PreparedLaunch(tg.TritonConfig(*TRITON_CONFIGS[0]), DECODE)
+    for base in (0x1000000, 0x2000000, 0x3000000, 0x4000000):
+        launch(*operands(base))
+    assert [entry[0] for entry in log[-4:]] == ["jit"] * 4
+
+
 def test_operands_at_one_address_are_prepared_per_call(kernels):
     """x @ x.T: no address tells x from y, so every call runs ``launcher`` as before."""
     tg, log, checks = kernels

@@ -880,6 +880,9 @@ def launcher(cfg: TritonConfig, ops) -> Callable[[], None]:
 # prepared launches: the runtime's eager calls
 
 
+DIRECT_LAUNCH_TRITON = ("3.6",)  # Triton major.minor versions PreparedLaunch launches directly
+
+
 class PreparedLaunch:
     """``launch(x, y, d)``: one config on ``timing``'s 2-D row-major views (X, Y, D_mem) of one
     problem, every call's operands with the strides of the first call's. The first call runs
@@ -931,8 +934,13 @@ class PreparedLaunch:
         self.direct = None
 
     def _keep_direct(self, compiled) -> None:
+        import triton
         from triton.compiler import CompiledKernel
 
+        # the compiled kernel's calling convention is Triton's internal: only on the versions
+        # whose GPU tests (tests/test_runtime_plans.py) passed, otherwise Triton's own launch
+        if triton.__version__.rsplit(".", 1)[0] not in DIRECT_LAUNCH_TRITON:
+            return
         if isinstance(compiled, CompiledKernel) and self.direct_tail is not None:
             self.direct = compiled[self.grid]
 
