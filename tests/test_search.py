@@ -227,3 +227,47 @@ def test_search_run_retries_a_failed_chunk_gemm_by_gemm_and_logs_what_still_fail
     # each GEMM retried alone in a chunk of its own: a rerun resumes from them
     assert sorted(p.name for p in (tmp_path / "s" / "data").glob("*_retry*.csv")) == \
         ["gemms_0-2_retry0.csv", "gemms_0-2_retry2.csv"]
+
+
+def _rows_of(ms):
+    return [search.search_row({"transA": "N", "transB": "N", "m": m, "n": 256, "k": 512,
+                               "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
+                               "c_type": "bf16_r", "d_type": "bf16_r",
+                               "compute_type": "c_f32_r"}, None, 0.01, 64) for m in ms]
+
+
+def test_search_run_reuses_only_whole_candidates_measured_for_the_same_platform_and_options(
+        tmp_path, monkeypatch, caplog):
+    """A rerun of search.run into the same directory reuses a chunk's candidates only when their
+    stamp is whole and was made for the same rows, platform and options: damaged, unstamped or
+    other-options candidates are searched again, never returned as they are."""
+    from geko_lib.platforms import sim
+
+    rows, out = _rows_of((256, 512)), tmp_path / "s"
+    searched = []
+    real = sim.SimPlatform.search
+
+    def counting(self, problems, *args, **kwargs):
+        searched.append(len(problems))
+        return real(self, problems, *args, **kwargs)
+
+    monkeypatch.setattr(sim.SimPlatform, "search", counting)
+    first = search.run(configs=rows, output_dir=out, devices=[0], platform="sim")
+    data = out / "data" / "gemms_0-1.csv"
+    assert searched == [2] and data.with_name(data.name + ".stamp.json").is_file()
+    again = search.run(configs=rows, output_dir=out, devices=[0], platform="sim")
+    assert searched == [2], "same rows, platform and options: reused"
+    pd.testing.assert_frame_equal(first, again)
+    # the candidates edited (a winner made faster by hand): searched again, not believed
+    text = data.read_text().splitlines()
+    data.write_text("\n".join(text[:2]) + "\n")
+    with caplog.at_level("INFO"):
+        search.run(configs=rows, output_dir=out, devices=[0], platform="sim")
+    assert searched == [2, 2] and "damaged or edited" in caplog.text
+    # other options of the platform: measured for something else, searched again
+    search.run(configs=rows, output_dir=out, devices=[0], platform="sim", sim={"seed": 7})
+    assert searched == [2, 2, 2]
+    # no stamp (a file copied in): searched again
+    data.with_name(data.name + ".stamp.json").unlink()
+    search.run(configs=rows, output_dir=out, devices=[0], platform="sim", sim={"seed": 7})
+    assert searched == [2, 2, 2, 2]

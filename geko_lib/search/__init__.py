@@ -92,7 +92,8 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     """Dense search of ``configs`` (search.configure's rows) over ``devices``: chunks of at most
     ``max_chunk_size`` GEMMs (``output_dir/gemms_<a>-<b>.yaml``, their results ``.out``), one
     chunk per device at a time, every candidate kept in ``output_dir/data/<chunk>.csv`` (a
-    chunk done by an earlier run is not run again). A failed chunk's GEMMs are retried one by
+    chunk an earlier run measured for the same rows, platform, library and options, whole, is
+    not run again). A failed chunk's GEMMs are retried one by
     one (``retry``); a GEMM that still fails is written to ``failed_jobs.log`` and
     ``failed_gemms.yaml`` and skipped; the GEMMs searched are listed in ``processed.csv``.
     Returns the winners (the fastest candidate per GEMM)."""
@@ -103,6 +104,6 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     newer_revisions.refuse_reference_library(config)
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     candidates = search_runner.run_chunks(plat, list(configs), Path(output_dir), list(devices),
-                                          max_chunk_size, retry, duration)
+                                          max_chunk_size, retry, duration, config)
     write_processed(output_dir, candidates)
     return winners(candidates)

@@ -1,6 +1,12 @@
 """search.run's job runner: search chunks dealt over devices (one chunk per device at a
 time), resumable from the chunks' saved candidates, failed chunks retried GEMM by GEMM.
 
+A chunk's candidates (``data/<chunk>.csv``) are stamped with what they were measured for: the
+platform, its library version, the search options and the chunk's rows. A later run reuses
+them only when that stamp is whole and matches its own; anything else (no stamp, edited or
+truncated content, another platform, library or options) is searched again, and the log says
+why.
+
 This is the Python API's runner; a Snakemake campaign runs the same chunks as scheduler jobs
 (workflow/rules/search.smk), and both call the platform's ``search`` on each chunk.
 """
@@ -15,8 +21,12 @@ from pathlib import Path
 
 import pandas as pd
 
+import hashlib
+import json
+
 from .. import failures, files, jobs
 from ..bench.utils import format_benchmark_output
+from ..campaign import integrity
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.logic import rows_text
@@ -30,25 +40,40 @@ def _gemm_name(row: dict) -> str:
     return GemmProblem.from_row(row).name
 
 
+def provenance(plat, options: dict, duration: float | None) -> dict:
+    """What a chunk's candidates depend on besides its rows: the platform, its library version
+    and the search options (search.run's keyword config and duration)."""
+    chosen = json.dumps({"options": options, "duration": duration}, sort_keys=True, default=str)
+    return {"platform": plat.name, "library_version": getattr(plat, "library_version", None),
+            "options_sha256": hashlib.sha256(chosen.encode()).hexdigest()}
+
+
 def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
-                duration: float | None) -> pd.DataFrame:
-    """One chunk on one device: its rows file, its output, its candidates table."""
+                duration: float | None, made_for: dict) -> pd.DataFrame:
+    """One chunk on one device: its rows file, its output, its candidates table (reused where
+    an earlier run's stamp says they were measured for the same rows and ``made_for``)."""
     data = out / "data" / f"{name}.csv"
-    rows_file = out / f"{name}.yaml"
     text = rows_text(rows)
-    if data.is_file() and rows_file.is_file() and rows_file.read_text() == text:
-        return jobs.read_table(data)  # done by an earlier run with the same rows
-    files.write_text(rows_file, text)
+    expected = {**made_for, "rows_sha256": hashlib.sha256(text.encode()).hexdigest()}
+    if data.is_file():
+        reason = integrity.problem(data, expected)
+        if reason is None:
+            return jobs.read_table(data)
+        log.info("%s: searched again: %s", data, reason)
+    files.write_text(out / f"{name}.yaml", text)
     problems = [GemmProblem.from_row(r) for r in rows]
     frame = plat.search(problems, out, device, duration=duration)
     files.write_text(out / f"{name}.out", format_benchmark_output(frame, plat))
     files.write_csv(data, frame)
+    integrity.stamp(data, expected, inputs={})
     return frame
 
 
 def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_size: int,
-               retry: bool, duration: float | None) -> pd.DataFrame:
-    """Every candidate of every GEMM that could be searched."""
+               retry: bool, duration: float | None, options: dict | None = None
+               ) -> pd.DataFrame:
+    """Every candidate of every GEMM that could be searched (``options``: what else the
+    candidates depend on, recorded in their stamps)."""
     from tqdm import tqdm
 
     if not devices:
@@ -59,6 +84,7 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
     for device in devices:
         free.put(device)
     failed: list[dict] = []
+    made_for = provenance(plat, options or {}, duration)
     # the original's bar: the completed and failed counts after the timing brackets
     bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
     bar = tqdm(total=len(rows), desc="Search in progress",
@@ -71,7 +97,7 @@ def run_chunks(plat, rows: list[dict], out: Path, devices: list[int], max_chunk_
         def search(items: list[dict]) -> pd.DataFrame:
             # a retried GEMM gets a chunk of its own, so a rerun resumes from it too
             label = name if len(items) == len(chunk_rows) else f"{name}_retry{next(retries)}"
-            return _search_one(plat, items, label, out, device, duration)
+            return _search_one(plat, items, label, out, device, duration, made_for)
 
         try:
             found, gone = failures.run_with_retry(search, chunk_rows, _gemm_name, retry)
