@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import queue
 import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pandas as pd
 
 from . import analysis
 from .. import files, original_columns, platforms
-from ..campaign import layout
+from ..campaign import integrity, layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
 from ..tuning import optimize as tuning_jobs, running_jobs
@@ -73,11 +74,26 @@ def tuning_files(tuning_dir) -> list[Path]:
     return sorted(found, key=index)
 
 
+def made_for(plat, tuning_yaml: Path) -> dict:
+    """What a build's library depends on: the platform, its library version and the tuning
+    YAML's content (recorded in the logic dir's stamp)."""
+    return {"platform": plat.name, "library_version": getattr(plat, "library_version", None),
+            "tuning_yaml_sha256": integrity.content_sha256(tuning_yaml)}
+
+
 def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
     build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
+    logic, expected = build / tuning_jobs.LOGIC_DIR, made_for(plat, tuning_yaml)
     state = tuning_jobs.build_state(build)
     if state == "completed":
-        return build / tuning_jobs.LOGIC_DIR
+        reason = integrity.problem(logic, expected)
+        if reason is None:
+            return logic
+        # an edited tuning YAML, another platform or library, a library edited by hand: its
+        # GA checkpoint belongs to that other run too, so the build starts over
+        log.info("%s: tuned again: %s", logic, reason)
+        shutil.rmtree(build)
+        state = "missing"
     if state in ("failed", "resumable"):
         tuning_jobs.clean_for_retry(build)  # a checkpoint survives: the GA resumes from it
     build.mkdir(parents=True, exist_ok=True)
@@ -85,7 +101,9 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
         # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
         # logger, the tuner's own log (rocm) lies in that dir
         with running_jobs.entry(tuning_yaml.parent, tuning_yaml.stem, device, slot, build):
-            return plat.optimize(tuning_yaml, build, device)
+            done = plat.optimize(tuning_yaml, build, device)
+        integrity.stamp(done, expected, inputs={})
+        return done
     except GekoError:
         tuning_jobs.bump_failcount(build)
         raise
@@ -95,8 +113,9 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
         n_slots: int = 4, *, platform=None, **config) -> list[Path]:
     """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device, 4 as
     the original: concurrent jobs on a device overlap compilation with timing),
-    each into ``build_<name>/3_LibraryLogic``; a completed build is not run again and a failed
-    one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
+    each into ``build_<name>/3_LibraryLogic``; a completed build is not run again when its stamp
+    says it was made from the same tuning YAML, platform and library and its files are whole
+    (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
     ``tuning_dir/failed_jobs.log`` and skipped; ``tuning_dir/running_jobs.log`` lists the jobs
     running (tuning.running_jobs). Returns the logic dirs of the jobs that
     finished."""
