@@ -650,6 +650,22 @@ def test_gpu_graph_replay(cfg, prob):
 
 
 @pytest.mark.gpu
+def test_gpu_check_catches_a_kernel_right_only_on_its_first_call():
+    """A reduction that leaves its accumulator dirty is right once and wrong after: the numerical
+    check runs consecutive calls, so it fails such a kernel."""
+    timing, ops = gpu_ops(problem(256, 16, 128))
+    ref = timing.reference(ops)
+    calls = []
+
+    def dirty():
+        calls.append(1)
+        ops.d.copy_(ref if len(calls) == 1 else ref * 1.05)
+
+    assert timing.checked_error(dirty, ops, ref) > 0.04 and len(calls) == timing.CHECKED_CALLS
+    assert timing.checked_error(lambda: ops.d.copy_(ref), ops, ref) < 1e-2
+
+
+@pytest.mark.gpu
 def test_gpu_compile_all_in_workers():
     gpu_ops(LLAMA_DECODE)
     good = tg.TritonConfig("splitk", 16, 64, 128, 8, 4, 4, 4)
