@@ -84,8 +84,7 @@ def made_for(plat, tuning_yaml: Path) -> dict:
 def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
     build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
     logic, expected = build / tuning_jobs.LOGIC_DIR, made_for(plat, tuning_yaml)
-    state = tuning_jobs.build_state(build)
-    if state == "completed":
+    if tuning_jobs.build_state(build) == "completed":
         reason = integrity.problem(logic, expected)
         if reason is None:
             return logic
@@ -93,10 +92,8 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
         # GA checkpoint belongs to that other run too, so the build starts over
         log.info("%s: tuned again: %s", logic, reason)
         shutil.rmtree(build)
-        state = "missing"
-    if state in ("failed", "resumable"):
-        tuning_jobs.clean_for_retry(build)  # a checkpoint survives: the GA resumes from it
-    build.mkdir(parents=True, exist_ok=True)
+    # the workflow's own preparation: a failed or interrupted build keeps its checkpoint
+    tuning_jobs.prepare_build_dir(build, tuning_yaml.stem)
     try:
         # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
         # logger, the tuner's own log (rocm) lies in that dir
@@ -115,8 +112,8 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     the original: concurrent jobs on a device overlap compilation with timing),
     each into ``build_<name>/3_LibraryLogic``; a completed build is not run again when its stamp
     says it was made from the same tuning YAML, platform and library and its files are whole
-    (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is retried once (``retry``), then written to
-    ``tuning_dir/failed_jobs.log`` and skipped; ``tuning_dir/running_jobs.log`` lists the jobs
+    (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is
+    retried once (``retry``), then written to ``tuning_dir/failed_jobs.log`` and skipped; ``tuning_dir/running_jobs.log`` lists the jobs
     running (tuning.running_jobs). Returns the logic dirs of the jobs that
     finished."""
     plat = platforms.resolve(hipblaslt_path, platform, **config)

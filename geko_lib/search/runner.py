@@ -13,16 +13,15 @@ This is the Python API's runner; a Snakemake campaign runs the same chunks as sc
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import logging
 import queue
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
-
-import hashlib
-import json
 
 from .. import failures, files, jobs
 from ..bench.utils import format_benchmark_output
