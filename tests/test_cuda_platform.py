@@ -280,3 +280,31 @@ def test_configure_takes_the_workflow_s_gemm_config(tmp_path):
     assert [p.name for p in paths] == [p.name for p in again] == ["BBS_TN_0.yaml"]
     assert yaml.safe_load(paths[0].read_text().split("\n", 1)[1])["Sizes"] == \
         [[8192, 1, 1, 1024], [1280, 16, 1, 8192]]
+
+
+class _FakeCuda:
+    """torch.cuda of a one-GPU machine: what use_device asks of it."""
+
+    def __init__(self):
+        self.current = None
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    def set_device(self, device):
+        self.current = device
+
+
+@pytest.mark.parametrize("device", [1, 7, -1])
+def test_a_device_the_machine_lacks_is_refused_by_name(monkeypatch, device):
+    """-d 0,1 on a one-GPU machine: the job says which device is missing and what exists,
+    instead of torch's bare 'invalid device ordinal'; the current device is left alone."""
+    fake = type("FakeTorch", (), {"cuda": _FakeCuda()})()
+    monkeypatch.setattr(cp.timing, "torch", lambda: fake)
+    with pytest.raises(PlatformError, match=rf"device {device} is not on this machine: it has "
+                                            r"1 CUDA device\(s\) \(0\)"):
+        cp.use_device(device)
+    assert fake.cuda.current is None
+    cp.use_device(0)
+    assert fake.cuda.current == 0

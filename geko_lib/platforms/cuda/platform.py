@@ -88,8 +88,18 @@ def _installed(read) -> str:
 
 def use_device(device: int) -> None:
     """Make ``device`` current: cuBLASLt and torch's current stream follow the current device,
-    so a job leased device 1 would otherwise launch on device 0 with device-1 pointers."""
-    timing.torch().cuda.set_device(int(device))
+    so a job leased device 1 would otherwise launch on device 0 with device-1 pointers. A
+    device this machine does not have is refused by name (torch says only "invalid device
+    ordinal", from inside the first job that reaches it)."""
+    cuda = timing.torch().cuda
+    present = cuda.device_count()
+    if not 0 <= int(device) < present:
+        ids = f" ({', '.join(map(str, range(present)))})" if present else ""
+        raise PlatformError(
+            f"cuda: device {device} is not on this machine: it has {present} CUDA "
+            f"device(s){ids} that CUDA_VISIBLE_DEVICES lets through; give devices that exist "
+            "(config key devices, or geko -d)")
+    cuda.set_device(int(device))
 
 
 def gpu_name(device: int) -> str:
