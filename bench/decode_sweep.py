@@ -1,7 +1,7 @@
 """A grid sweep of the cuda decode kernel family on chosen decode GEMMs, beside cuBLASLt.
 
     python bench/decode_sweep.py --workload W.yaml [--max-n 16] [--rows 4096,6144] [--k 4096]
-                                 [--n 1,16] [--configs grid|seeds|both|shard|wide] [--out DIR]
+                                 [--n 1,16] [--configs grid|seeds|both|shard|wide|splits] [--out DIR]
                                  [--seed-library-out DIR]
 
 The GA of the tune mode samples a few dozen configs per GEMM; this sweep measures every config
@@ -11,7 +11,8 @@ seeded with. ``--configs seeds`` measures the tune mode's rule seeds instead (wh
 campaign starts from), ``both`` the union, ``shard`` the seeds and the grid's shard kernels
 (weights-as-rows tl.dot with pointer or TMA panels, ordered or atomic split-K; for N > 8, or
 for any N on weight matrices of at most 8192 rows), ``wide`` the shard kernels over wider
-axes (``wide_grid``) alone. Per GEMM, same
+axes (``wide_grid``) alone, ``splits`` the shard kernels split to one, two or three programs
+per SM with any split-K count (``split_grid``). Per GEMM, same
 method as bench_h200.py (timing.py: CUDA graph over rotating
 operands > 4x L2, median of replays):
 
@@ -103,6 +104,27 @@ def wide_grid(problem: GemmProblem) -> list[tg.TritonConfig]:
     return [c for c in out if tg.infeasible_reason(c, problem) is None]
 
 
+def split_grid(problem: GemmProblem) -> list[tg.TritonConfig]:
+    """The shard kernels split to fill the GPU exactly: split-K counts that need not be powers
+    of two, chosen so the programs come to about one, two or three per SM (132 SMs), for 64-
+    and 128-row weight panels, K blocks of 64..256 and pipelines 3..6 deep."""
+    tokens = min(128, max(16, tg._next_pow2(problem.n)))
+    out = []
+    for template, bn, bk, stages in itertools.product(
+            ("decode_mmaw_atomic", "decode_tma_atomic", "decode_tma"), (64, 128), (64, 128, 256),
+            (3, 4, 6)):
+        tiles = -(-problem.m // bn) * -(-problem.n // tokens)
+        # rounded to the nearest count, and down (no program of a second wave)
+        splits = {max(1, f(waves * tg.H200_SMS / tiles)) for waves in (1, 2, 3)
+                  for f in (round, math.floor)}
+        warps = 8 if tokens * bn >= 128 * 64 else 4
+        for split in sorted(splits):
+            if split == 1 and template in tg.ATOMIC_TEMPLATES:
+                continue
+            out.append(tg.TritonConfig(template, tokens, bn, bk, 1, split, warps, stages))
+    return [c for c in out if tg.infeasible_reason(c, problem) is None]
+
+
 def triton_solution(cfg: tg.TritonConfig) -> dict:
     return {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
 
@@ -123,6 +145,8 @@ def configs_of(problem: GemmProblem, which: str) -> list[tg.TritonConfig]:
         picked += shard_grid(problem)
     if which == "wide":
         picked += wide_grid(problem)
+    if which == "splits":
+        picked += split_grid(problem)
     return list(dict.fromkeys(picked))
 
 
@@ -204,7 +228,7 @@ def main():
     parser.add_argument("--rows", default="", help="only these BLAS M (comma-separated)")
     parser.add_argument("--k", default="", help="only these K (comma-separated)")
     parser.add_argument("--n", default="", help="only these N (comma-separated)")
-    parser.add_argument("--configs", choices=("grid", "seeds", "both", "shard", "wide"), default="grid")
+    parser.add_argument("--configs", choices=("grid", "seeds", "both", "shard", "wide", "splits"), default="grid")
     parser.add_argument("--seed-library-out", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--device", type=int, default=0)

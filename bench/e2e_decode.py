@@ -52,6 +52,9 @@ SHAPES = {  # published model dimensions
 }
 
 
+EAGER_STEPS = 512  # steps of one batch size: recording, eager rounds, graph warm-ups and capture
+
+
 def build_model(shape: str, layers: int, device: str):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -82,11 +85,16 @@ class DecodeStep:
         try:
             from transformers import StaticCache
 
+            # room for every step this script runs eagerly: a transformers that places the new
+            # token by the cache's own length (not by cache_position) appends one per step,
+            # and a cache of context + 1 overflowed on the second eager step (index_copy_ out
+            # of bounds, 2026-12-01); a captured step replays the slot it was captured with
+            length = context + 1 + EAGER_STEPS
             try:
-                self.cache = StaticCache(config=model.config, max_cache_len=context + 1)
+                self.cache = StaticCache(config=model.config, max_cache_len=length)
             except TypeError:
                 self.cache = StaticCache(config=model.config, max_batch_size=batch,
-                                         max_cache_len=context + 1, device=device,
+                                         max_cache_len=length, device=device,
                                          dtype=torch.bfloat16)
             prompt = torch.randint(0, model.config.vocab_size, (batch, context), device=device)
             with torch.no_grad():

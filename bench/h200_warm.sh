@@ -19,6 +19,6 @@ for name in cold warm; do
     --config workload_log="$PWD/bench/configs/llama3_70b_tp8_warm4.yaml" workdir="runs/warm_$name" \
     > "$out/warm_$name.log" 2>&1
   echo "$name rc=$? wall_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")"
-  grep -h 'leased\|freed\|warm-start seeds\|pick_finalist' runs/warm_$name/logs/optimize/*.log \
+  grep -h 'leased\|freed\|warm-start seeds\|configs measured' runs/warm_$name/logs/optimize/*.log \
     | sed 's/^GEKO:INFO //' | tee "$out/warm_${name}_optimize.txt"
 done
