@@ -15,6 +15,16 @@ FIXTURES = ROOT / "tests" / "fixtures"
 WORKLOADS = ROOT / "config" / "workloads"
 
 
+def load_bench(name: str):
+    """bench/<name>.py as a module: the benchmarks are scripts, not part of the package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _has_gpu() -> bool:
     try:
         import torch  # noqa: F401

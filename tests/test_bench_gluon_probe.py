@@ -2,21 +2,15 @@
 sm_90 without a GPU: its kernel is warp-specialized (a loader partition that gives registers
 back: setmaxnreg) and issues wgmma, unsplit and with the atomic split-K reduction. The probe's
 measurements are in bench/RESULTS.md; it is not a template."""
-import importlib.util
-
 import pytest
 
-from .conftest import ROOT
+from .conftest import load_bench
 
 pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
 
 
 def load_probe():
-    spec = importlib.util.spec_from_file_location("gluon_decode_probe",
-                                                  ROOT / "bench" / "gluon_decode_probe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("gluon_decode_probe")
 
 
 @pytest.mark.parametrize("cfg", [(16, 64, 128, 13, 4, 80), (64, 64, 64, 1, 4, 128)],

@@ -1,20 +1,15 @@
 """bench/bench_h200.py's floor: a lower bound built from the best ceilings the run measured."""
-import importlib.util
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_h200", ROOT / "bench" / "bench_h200.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_h200")
 
 
 def frame():

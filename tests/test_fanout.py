@@ -1,23 +1,12 @@
 """Fan-out audit (bench/bench_fanout.py) on a small 4-device sim campaign: no (device, slot) is
 ever leased by two jobs at once, and the chunks spread over every device. No wall-clock asserts."""
-import importlib.util
-
 import yaml
 
-from .conftest import ROOT
+from .conftest import ROOT, load_bench
 
 WORKLOAD = ROOT / "config" / "workloads" / "llama3_8b_serving.yaml"
 
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_fanout",
-                                                  ROOT / "bench" / "bench_fanout.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fanout = _bench()
+fanout = load_bench("bench_fanout")
 
 
 def test_audit_finds_overlaps_foreign_slots_and_unreleased_leases():

@@ -391,13 +391,9 @@ def test_gpu_plans_match_f_linear_across_addresses_and_graph_replays(solution_ki
 # --- the benchmark ------------------------------------------------------------------------------
 
 def test_the_dispatch_benchmark_says_no_gpu_and_exits_0_without_one(monkeypatch, capsys):
-    import importlib.util
-    from pathlib import Path
+    from .conftest import load_bench
 
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_runtime_dispatch.py"
-    spec = importlib.util.spec_from_file_location("bench_runtime_dispatch", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("bench_runtime_dispatch")
     assert bench.parse_shape("16x8192x1024") == GemmProblem(BF16_TN, 1024, 16, 1, 8192)
     monkeypatch.setattr(bench, "gpu_available", lambda: False)
     assert bench.main([]) == 0
