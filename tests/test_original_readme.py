@@ -229,6 +229,15 @@ def test_search_workflow_integration_block(readme):
     _check_search_flow(Path("workdir"), ns)
 
 
+def test_analyze_logs_its_uplift_line_as_the_readme_shows_it(readme, capsys):
+    """The README's log: ``GEKO:INFO [optim:analyze] Average GEMM uplift of X% for a total of
+    N GEMMs`` (it read [optim:write_results], the helper that writes the results)."""
+    run_block("workflow integration", readme)
+    err = capsys.readouterr().err
+    assert re.search(r"^GEKO:INFO \[optim:analyze\] (Average GEMM uplift of \d+\.\d{4}% for a "
+                     r"total of \d+ GEMMs|No kernels improve over the base library)", err, re.M)
+
+
 def test_library_block(readme, tmp_path):
     from geko_lib import bench, library
 

@@ -171,7 +171,8 @@ def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, 
     files.write_csv(output_dir / Path(layout.DASHBOARD).name, original_columns.dashboard(kept))
     files.write_json(output_dir / "metrics.json", metrics)
     for line in analysis.summary_lines(metrics):
-        log.info("%s", line)
+        # logged as the caller's: the API's lines read [optim:analyze], as the original's
+        log.info("%s", line, stacklevel=2)
     return kept
 
 
