@@ -94,7 +94,7 @@ def _problem_name(row: dict) -> str:
 
 
 # GEMMs the bench table on the terminal lists (the largest share of GEMM time first); the
-# rest are counted in one line, all of them are in summary.csv
+# rest are counted in one line, all of them are in baseline/workload.csv
 BENCH_TABLE_ROWS = 30
 
 
@@ -214,15 +214,16 @@ def workflow_headline(workdir, config: dict) -> None:
 
 def bench_table_lines(table: pd.DataFrame, workdir: Path, rows: int | None = None) -> list[str]:
     """The bench table as the terminal shows it: the ``rows`` GEMMs with the largest share of
-    GEMM time, then how many more there are and where the full table is (summary.csv)."""
+    GEMM time, then how many more there are and where every GEMM's timing is: the baseline's
+    table (summary.csv has timings only with keep_thr > 0, and then only the GEMMs it keeps)."""
     rows = BENCH_TABLE_ROWS if rows is None else rows
     shown = table.head(rows)
     lines = [f"  {line}" for line in format_bench_table(shown)]
     rest = table.iloc[len(shown):]
     if len(rest):
         lines.append(f"{PREFIX}... and {len(rest):,} more GEMMs "
-                     f"({rest['share of time %'].sum():.2f}% of GEMM time): the full table is in "
-                     f"{workdir / layout.SUMMARY}")
+                     f"({rest['share of time %'].sum():.2f}% of GEMM time): every GEMM's timing "
+                     f"is in {workdir / layout.BASELINE}")
     return lines
 
 

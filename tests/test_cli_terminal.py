@@ -51,6 +51,21 @@ def test_bench_prints_the_table_it_measured_and_where_it_wrote_it(tmp_path):
     assert "baseline/workload.csv" in proc.stdout and "summary.csv" in proc.stdout
 
 
+def test_a_long_bench_names_the_file_with_every_gemms_timing(tmp_path):
+    """Past 30 GEMMs the table ends with a line naming where the rest are: a file holding
+    every GEMM's time (it named summary.csv, which --bench's default keep_thr 0 writes without
+    timings, as the original's summary.csv at keep_thr 0)."""
+    sizes = "".join(f"  - [{256 * (i + 1)}, 512, 1, 1024]\n" for i in range(35))
+    (tmp_path / "sizes.yaml").write_text("TRANSA: N\nTRANSB: T\nDataType: B\nDestDataType: B\n"
+                                         f"ComputeDataType: S\nSizes:\n{sizes}")
+    proc = ok(geko("--bench", "--list", "sizes.yaml", "--workdir", "run", cwd=tmp_path))
+    more = next(line for line in proc.stdout.splitlines() if "more GEMMs" in line)
+    named = Path(re.fullmatch(r"geko: \.\.\. and 5 more GEMMs \([\d.]+% of GEMM time\): "
+                              r"every GEMM's timing is in (.+)", more)[1])
+    table = pd.read_csv(named)
+    assert len(table) == 35 and (table["us"] > 0).all()
+
+
 def test_snakemakes_own_log_goes_under_the_workdir(tmp_path):
     proc = ok(geko("--bench", "--inline", "256", "256", "1", "256", "B", "B", "S", "N", "T",
                    "--workdir", "run", cwd=tmp_path))

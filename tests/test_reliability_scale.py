@@ -1,7 +1,8 @@
 """Scale (issue 24): what the terminal shows of a large --bench (the baseline's progress bar,
-a bounded table naming summary.csv for the rest), and the mask-64 reader's refusals naming the
-right line now that it keeps a number per row, not the row's line. The workflow's phases run in
-process as their jobs run them (``phases.run``); the terminal lines are the geko command's."""
+a bounded table naming the baseline's table for the rest), and the mask-64 reader's refusals
+naming the right line now that it keeps a number per row, not the row's line. The workflow's
+phases run in process as their jobs run them (``phases.run``); the terminal lines are the geko
+command's."""
 
 import io
 import re
@@ -57,11 +58,12 @@ def test_bench_prints_the_largest_gemms_then_how_many_more_and_where(benched, ca
     assert shares == sorted(shares, reverse=True)
     rest = full[summary.PCT].iloc[terminal.BENCH_TABLE_ROWS:].sum()
     more = out[start + 2 + terminal.BENCH_TABLE_ROWS]
-    match = re.fullmatch(r"geko: \.\.\. and (\d+) more GEMMs \(([\d.]+)% of GEMM time\): the "
-                         r"full table is in (.+)", more)
+    match = re.fullmatch(r"geko: \.\.\. and (\d+) more GEMMs \(([\d.]+)% of GEMM time\): every "
+                         r"GEMM's timing is in (.+)", more)
     assert match, more
     assert int(match[1]) == N_GEMMS - terminal.BENCH_TABLE_ROWS
-    assert Path(match[3]) == workdir / layout.SUMMARY
+    assert Path(match[3]) == workdir / layout.BASELINE
+    assert len(pd.read_csv(match[3]).dropna(subset=["us"])) == N_GEMMS
     assert float(match[2]) == pytest.approx(rest, abs=0.01)
     assert float(match[2]) == pytest.approx(100 - sum(shares), abs=0.005 * len(shares) + 0.01)
     assert not any(line.startswith("  ") and "_M" in line
