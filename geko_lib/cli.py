@@ -682,7 +682,8 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
                                      phases=config["verbosity"] >= 1)
     # the original's one campaign bar over the phase's jobs while snakemake runs
     code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
-                                  workdir=workdir, phase=campaign_progress.phase_of(config, target),
+                                  workdir=workdir, phase=campaign_progress.phase_of(
+                                      config, target, values.get("until")),
                                   on_line=output.feed)
     log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
     if code == 0 and report_path(values, workdir) is not None:

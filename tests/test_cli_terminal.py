@@ -146,6 +146,9 @@ def test_two_step_configure_review_optimize(tmp_path):
     assert f"geko --tune --workdir {workdir}" in first.stdout  # how to continue
     assert not list((workdir / "optimizations").glob("build_*"))
     assert not (workdir / "final_libs").exists()
+    # no tuning job runs in this step: no optimization bar (it showed 'Optimization in
+    # progress: 0/1' once the YAMLs were written)
+    assert "Optimization in progress" not in first.stdout + first.stderr
     # step 2, optimize.py's flags: -w, -d, -n, --up_thr, --err_thr, --no_retry
     second = ok(geko("--tune", "-w", "run", "-d", "0,1", "-n", "2", "--up_thr", "1.01",
                      "--err_thr", "0.05", "--no_retry", cwd=tmp_path))

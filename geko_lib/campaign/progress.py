@@ -204,11 +204,12 @@ class CampaignBar:
             self._bar.close()
 
 
-def phase_of(config: dict, target: str) -> tuple[str, ...]:
+def phase_of(config: dict, target: str, until: str | None = None) -> tuple[str, ...]:
     """The phases whose work the bar counts, in order: the baseline's GEMMs, then the mode's
-    jobs (search GEMMs, tuning jobs); the bench target has the baseline alone."""
+    jobs (search GEMMs, tuning jobs); the bench target, and a run stopping after the tuning
+    YAMLs (``--until configure``: no tuning job runs), have the baseline alone."""
     mode = config.get("mode")
-    if target == "bench" or mode not in COUNTERS:
+    if target == "bench" or until == "configure" or mode not in COUNTERS:
         return ("baseline",)
     return ("baseline", mode)
 
