@@ -81,6 +81,17 @@ def test_index_type_map():
     assert sorted(INDEX_TYPE_MAP) == list(range(22))
 
 
+def test_the_library_module_of_the_readme_layout_holds_the_classes(here):
+    """The README's layout puts Library and LibraryCollection in geko/library/library.py."""
+    from geko import library
+    from geko.library.library import Library, LibraryCollection
+
+    assert Library is library.Library and LibraryCollection is library.LibraryCollection
+    lib = library.operations.load_library(f"libs/{BBS_NN_LIB}")
+    assert isinstance(lib, Library)
+    assert isinstance(library.operations.load_collection("libs"), LibraryCollection)
+
+
 def test_from_full_dataframe_on_sim(here):
     from geko import library, optim
 
