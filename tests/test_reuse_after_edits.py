@@ -34,3 +34,34 @@ def test_an_edited_workload_with_discard_results_is_recomputed(tmp_path):
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     for table in ("summary.csv", "winners.csv", "results/raw_results.csv"):
         assert pd.read_csv(tmp_path / "run" / table)["n"].tolist() == [96], table
+
+
+def test_an_error_reading_the_workflow_is_shown_where_no_job_failed(tmp_path):
+    from geko_lib.campaign import snakemake_output
+
+    said = ['IntegrityError in file "/x/workflow/Snakefile", line 51:',
+            "/w/optimizations/BBS_TN_0.yaml: changed since the job that wrote it",
+            '  File "/x/workflow/Snakefile", line 51, in <module>',
+            '  File "/x/geko_lib/campaign/start.py", line 129, in remove_untrustworthy_outputs']
+    output = snakemake_output.Output(tmp_path, ["snakemake"])
+    for line in said:
+        output.feed(line, say=lambda line: None)
+    output.close()
+    assert output.failure_lines() == said[:2]  # the header and the message, no traceback
+
+
+def test_a_failed_jobs_script_error_is_left_to_its_log(tmp_path):
+    from geko_lib.campaign import snakemake_output
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "optimize.log").write_text("GEKO:ERROR the reason\n")
+    output = snakemake_output.Output(tmp_path, ["snakemake"])
+    for line in ["RuleException:", 'CalledProcessError in file "/x/tune.smk", line 43:',
+                 "Command 'python optimize.py' returned non-zero exit status 1.",
+                 "Error in rule optimize:", "    log: logs/optimize.log (check log file(s) for "
+                 "error details)"]:
+        output.feed(line, say=lambda line: None)
+    output.close()
+    log = tmp_path / "logs" / "optimize.log"
+    assert output.failure_lines() == [f"failed job optimize: its log {log}:",
+                                      "    GEKO:ERROR the reason"]

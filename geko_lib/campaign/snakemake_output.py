@@ -35,6 +35,11 @@ _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 _ERROR = re.compile(r"^Error in rule (\w+):$")
 _LOG_LINE = re.compile(r"^\s+log: (.+?)(?: \(check log file\(s\) for error details\))?$")
 _LOCKED = ("LockException", "Directory cannot be locked")
+# an error raised while Snakemake reads the workflow (the config schema, geko's checks of the
+# workdir's outputs before the DAG is built): no job runs, so no job log names it
+_WORKFLOW_ERROR = re.compile(r'^\w+ in file ".+", line \d+:$')
+_TRACEBACK = '  File "'
+WORKFLOW_ERROR_LINES = 12  # lines of its message kept (a schema error's runs to about 8)
 TAIL = 15  # lines of each failed job's log shown at the end
 
 
@@ -54,6 +59,8 @@ class Output:
         self.failed: list[tuple[str, str]] = []  # (rule, log) of each failed job
         self.locked = False
         self._in_error: str | None = None
+        self.workflow_error: list[str] = []  # the header and message of a workflow error
+        self._in_workflow_error = False
 
     def feed(self, line: str, say=print) -> None:
         line = line.rstrip("\n")
@@ -76,6 +83,7 @@ class Output:
             say(line)
 
     def _failures(self, line: str) -> None:
+        self._workflow_error(line)
         error = _ERROR.match(line)
         if error:
             self._in_error = error.group(1)
@@ -89,12 +97,23 @@ class Output:
         elif not line.startswith((" ", "\t")):
             self._in_error = None
 
+    def _workflow_error(self, line: str) -> None:
+        if _WORKFLOW_ERROR.match(line):
+            self.workflow_error, self._in_workflow_error = [line], True
+        elif self._in_workflow_error:
+            if line.startswith(_TRACEBACK) or len(self.workflow_error) > WORKFLOW_ERROR_LINES:
+                self._in_workflow_error = False
+            else:
+                self.workflow_error.append(line)
+
     def close(self) -> None:
         self._log.close()
 
     def failure_lines(self) -> list[str]:
-        """The failed jobs' logs, each named with its last lines (indented)."""
-        lines = []
+        """The failed jobs' logs, each named with its last lines (indented); where no job
+        failed, the workflow's own error (header and message). (A failed job's script error
+        has the same header, under ``RuleException:``: its log says more.)"""
+        lines = [] if self.failed else [line for line in self.workflow_error if line.strip()]
         for rule, log in self.failed:
             for name in [p.strip() for p in log.split(",") if p.strip()]:
                 path = Path(name) if Path(name).is_absolute() else self.workdir / name
