@@ -43,7 +43,8 @@ from .campaign import lock as campaign_lock, progress as campaign_progress, \
 from . import (files, log_setup, newer_revisions, path_errors, platforms, resources, terminal,
                utils, workload)
 from .platforms import detect
-from .config_schema import default, get_key, merged, schema, schema_defaults, schema_entry, set_key
+from .config_schema import (default, get_key, merged, non_finite, schema, schema_defaults,
+                            schema_entry, set_key)
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -325,8 +326,8 @@ def list_arch(path: Path) -> tuple[str | None, int | None]:
     """``ARCH:`` of a --list YAML and its line (None where absent)."""
     try:
         node = yaml.compose(path.read_text())
-    except yaml.YAMLError:
-        return None, None  # the workload reader names the syntax error
+    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        return None, None  # the workload reader names the syntax error or the bytes
     if not isinstance(node, yaml.MappingNode):
         return None, None
     for key, value in node.value:
@@ -371,7 +372,8 @@ def workload_config(args) -> dict:
     dest = next(d for d in ("workload_log", "list", "model") if d in values)
     path = path_errors.resolve(values[dest], SOURCES[dest])
     if not path.is_file():
-        raise UsageError(f"{SOURCES[dest]}: {path} does not exist")
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UsageError(f"{SOURCES[dest]}: {path} {what}")
     out[SOURCE_KEYS[dest]] = str(path)
     return out
 
@@ -396,12 +398,16 @@ def validate(config: dict) -> None:
 
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(schema()).iter_errors(config))
-    if error is None:
-        return
-    key = ".".join(str(p) for p in error.path)
+    if error is not None:
+        key, message = ".".join(str(p) for p in error.path), error.message
+    else:
+        found = non_finite(config)
+        if found is None:
+            return
+        key, message = found[0], f"{found[1]} is not a finite number"
     name = flag_name(key)
     where = f"{name} (config key {key})" if name != key else f"config key {key or '(top)'}"
-    raise UsageError(f"{where}: {error.message}")
+    raise UsageError(f"{where}: {message}")
 
 
 def check_ready(config: dict) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 from pathlib import Path
 
 import yaml
@@ -78,3 +79,20 @@ def merged(base: dict, override: dict) -> dict:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def non_finite(config: dict, properties: dict | None = None) -> tuple[str, float] | None:
+    """(key, value) of the first number-typed key set to NaN or infinity, else None.
+
+    JSON Schema cannot refuse these: every bound compares false against NaN, so ``up_thr: .nan``
+    (or ``--up_thr nan``) would pass the schema and silently keep no kernel.
+    """
+    for key, entry in (properties or schema()["properties"]).items():
+        value = config.get(key) if isinstance(config, dict) else None
+        if "properties" in entry and isinstance(value, dict):
+            found = non_finite(value, entry["properties"])
+            if found:
+                return f"{key}.{found[0]}", found[1]
+        elif isinstance(value, float) and not math.isfinite(value):
+            return key, value
+    return None

@@ -332,7 +332,9 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
     if calls is None:
         calls = np.ones(n, dtype=np.int64)
     if rows.repeats is not None:
-        calls = calls * np.asarray(rows.repeats, dtype=np.int64)
+        repeats = np.asarray(rows.repeats, dtype=np.int64)
+        _refuse_count_overflow(calls > _INT64_MAX // repeats, calls, repeats, path, line_of)
+        calls = calls * repeats
     out["call_count"] = calls
 
     data = {}
@@ -345,7 +347,7 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
         else:
             data[field] = pd.Series(list(values), dtype="str")
     df = pd.DataFrame(data)
-    return _aggregate(df, path)
+    return _aggregate(df, path, line_of)
 
 
 def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) -> None:
@@ -375,15 +377,37 @@ def _refuse_mx(out: dict, path, line_of) -> None:
         raise WorkloadError(path, line_of(i), field, message)
 
 
-def _aggregate(df: pd.DataFrame, path) -> pd.DataFrame:
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _refuse_count_overflow(over: np.ndarray, calls, repeats, path, line_of) -> None:
+    """A GEMM whose calls (a row's call_count times its repeats, or the sum over equal rows) do
+    not fit a 64-bit count is refused on its first line: numpy would wrap it to a negative
+    count silently, and every share of GEMM time would be wrong."""
+    bad = np.flatnonzero(over)
+    if bad.size:
+        i = int(bad[0])
+        raise WorkloadError(path, line_of(i), "call_count",
+                            f"this GEMM's calls add up to {int(calls[i]) * int(repeats[i])} "
+                            f"(over its rows), more than a 64-bit count holds ({_INT64_MAX})")
+
+
+def _aggregate(df: pd.DataFrame, path, line_of) -> pd.DataFrame:
     """Sum call_count over rows equal in every other column; first-appearance order."""
     keys = [c for c in df.columns if c != "call_count"]
     if len(df) > 1 and keys:
         dup = df.duplicated(subset=keys)
         if dup.any():
             group = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+            calls = df["call_count"].to_numpy(dtype=np.int64)
+            if int(calls.max()) * len(calls) > _INT64_MAX:  # a sum may overflow: add exactly
+                exact = np.zeros(int(group.max()) + 1, dtype=object)
+                np.add.at(exact, group, calls.astype(object))
+                first = np.unique(group, return_index=True)[1]  # each group's first row
+                _refuse_count_overflow(exact > _INT64_MAX, exact, np.ones(len(exact), dtype=object),
+                                       path, lambda g: line_of(int(first[g])))
             sums = np.zeros(int(group.max()) + 1, dtype=np.int64)
-            np.add.at(sums, group, df["call_count"].to_numpy(dtype=np.int64))
+            np.add.at(sums, group, calls)
             log.debug("%s: %d duplicate rows aggregated (call_count summed)", path, int(dup.sum()))
             df = df.loc[~dup.to_numpy()].copy()
             df["call_count"] = sums

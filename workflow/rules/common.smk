@@ -3,12 +3,14 @@ import os
 
 from snakemake.utils import validate
 
-from geko_lib import failures, path_errors, resources, workload
+from geko_lib import config_schema, failures, path_errors, resources, workload
 from geko_lib.bench import rows as bench_rows, text as bench_text
 from geko_lib.campaign import layout
 
 
 validate(config, "../schemas/config.schema.yaml")
+if config_schema.non_finite(config):  # NaN passes every bound of the schema
+    raise ValueError("config: {}: {} is not a finite number".format(*config_schema.non_finite(config)))
 
 # Paths in the config are relative to where snakemake was started, before `workdir:` moves us.
 LAUNCH_DIR = Path(os.getcwd())

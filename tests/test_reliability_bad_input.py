@@ -1,0 +1,119 @@
+"""Bad input through the doors users use (`geko`, the workload API, the workflow's config): a
+call count that overflows 64 bits, a binary --list file, NaN or infinite thresholds and a
+directory given as the workload are refused with one `geko: error:` line naming the file, line
+and field (or the flag), exit 2, no traceback, and a workdir that was there is left as it was."""
+
+import math
+
+import pytest
+
+from geko_lib import workload
+from geko_lib.workload import WorkloadError
+
+from .test_cli_flags import geko
+
+ROW = ("- {{function: matmul, M: {m}, N: 16, K: 4096, transA: T, transB: N, batch_count: 1, "
+       "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+       "compute_type: c_f32_r,{pad} call_count: {calls}}}\n")
+BIG = 5 * 10**18  # two of them do not fit a 64-bit count
+
+
+def existing_workdir(tmp_path):
+    """A workdir holding a campaign's files, and a snapshot of them to compare with."""
+    run = tmp_path / "run"
+    (run / "results").mkdir(parents=True)
+    (run / "summary.csv").write_text("m,n,k,call_count\n4096,16,4096,100\n")
+    (run / "results" / "final_results.csv").write_text("kept\n1\n")
+    return run, snapshot(run)
+
+
+def snapshot(directory):
+    return {p.relative_to(directory): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file()}
+
+
+def assert_refused(proc, *expected):
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    error = [line for line in proc.stderr.splitlines() if line.startswith("geko: error:")]
+    assert len(error) == 1 and all(part in error[0] for part in expected), proc.stderr
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "pyyaml"])
+@pytest.mark.parametrize("pad", ["", " "], ids=["repeated-lines", "equal-rows"])
+def test_call_counts_beyond_64_bits_are_refused_not_wrapped_negative(tmp_path, fast, pad):
+    """Identical lines multiply a row's call_count, equal rows are summed: numpy wrapped either
+    to a negative count (-8446744073709551616), which the workflow ingested."""
+    log = tmp_path / "log.yaml"
+    log.write_text(ROW.format(m=1024, calls=10, pad="") + ROW.format(m=4096, calls=BIG, pad="")
+                   + ROW.format(m=4096, calls=BIG, pad=pad))
+    with pytest.raises(WorkloadError) as refused:
+        workload.read(log, fast=fast)
+    assert (refused.value.line, refused.value.field) == (2, "call_count")
+    assert str(2 * BIG) in str(refused.value)
+
+
+def test_the_largest_count_that_fits_is_kept(tmp_path):
+    log = tmp_path / "log.yaml"
+    most = 2**63 - 1
+    log.write_text(ROW.format(m=1024, calls=most - 1, pad="") + ROW.format(m=1024, calls=1, pad=" "))
+    assert workload.read(log)["call_count"].tolist() == [most]
+
+
+def test_geko_refuses_an_overflowing_count_and_leaves_the_workdir(tmp_path):
+    run, before = existing_workdir(tmp_path)
+    log = tmp_path / "log.yaml"
+    log.write_text(ROW.format(m=4096, calls=BIG, pad="") * 2)
+    proc = geko("--bench", "--workload-log", "log.yaml", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{log}:1: call_count:")
+    assert snapshot(run) == before
+
+
+def test_a_binary_list_file_is_refused_naming_its_line_not_with_a_traceback(tmp_path):
+    """The --list file's ARCH: was looked up with a text read before the workload reader
+    named the bytes: a UnicodeDecodeError traceback, exit 1."""
+    run, before = existing_workdir(tmp_path)
+    (tmp_path / "sizes.yaml").write_bytes(b"TRANSA: T\n\x83\xff\x00garbage\n")
+    proc = geko("--bench", "--list", "sizes.yaml", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{tmp_path / 'sizes.yaml'}:2: encoding:")
+    assert snapshot(run) == before
+
+
+@pytest.mark.parametrize("flag", ["--up_thr", "--err_thr", "--keep_thr", "--duration"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_non_finite_numbers_are_refused_naming_the_flag(tmp_path, flag, value):
+    """NaN passes every bound of the schema: `--up_thr nan` ran a campaign that kept no kernel
+    and exited 0; `--up_thr inf` ran one that failed in its report."""
+    run, before = existing_workdir(tmp_path)
+    (tmp_path / "log.yaml").write_text(ROW.format(m=1024, calls=1, pad=""))
+    proc = geko("--search", "--workload-log", "log.yaml", flag, value, "--workdir", "run",
+                cwd=tmp_path)
+    assert_refused(proc, f"{flag} (config key ")
+    if (flag, value) != ("--keep_thr", "inf"):  # that one is above the schema's maximum first
+        assert f"{float(value)} is not a finite number" in proc.stderr
+    assert snapshot(run) == before
+
+
+def test_non_finite_is_found_in_sections_and_only_in_numbers():
+    from geko_lib.config_schema import non_finite, schema_defaults
+
+    config = schema_defaults()
+    assert non_finite(config) is None
+    config["cuda"]["search_budget_s"] = math.inf
+    assert non_finite(config) == ("cuda.search_budget_s", math.inf)
+
+
+@pytest.mark.slow
+def test_the_workflow_refuses_a_nan_in_its_config(campaign):
+    run = campaign(up_thr=math.nan)  # `up_thr: .nan` in the config file
+    proc = run.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert "config: up_thr: nan is not a finite number" in proc.stdout + proc.stderr
+    assert not run.workdir.exists()
+
+
+def test_a_directory_given_as_the_workload_is_called_one(tmp_path):
+    (tmp_path / "logs").mkdir()
+    proc = geko("--bench", "--workload-log", "logs", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"--workload-log: {tmp_path / 'logs'} is not a regular file")
+    assert not (tmp_path / "run").exists()
