@@ -2,13 +2,14 @@
 builds (search.run's chunks: tests/test_search.py)."""
 
 import logging
+import shutil
 
 import pytest
 
 from geko_lib import optim
 from geko_lib.platforms import sim
 from geko_lib.schemas import GemmConfig, GemmType
-from geko_lib.tuning import ga
+from geko_lib.tuning import ga, optimize as tuning_optimize
 
 BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "f32_r")
 
@@ -60,3 +61,27 @@ def test_a_library_edited_by_hand_is_not_returned_as_tuned(tuned):
     run()
     assert len(calls) == 2
     assert "MatrixInstructio:" not in next(logic.glob("*.yaml")).read_text()
+
+
+def one_matrix_instruction(text: str) -> str:
+    """A tuning YAML narrowed at review to its first MatrixInstruction: another search space."""
+    kept, seen = [], 0
+    for line in text.splitlines(keepends=True):
+        seen += "MatrixInstruction: [" in line
+        if "MatrixInstruction: [" not in line or seen == 1:
+            kept.append(line)
+    return "".join(kept)
+
+
+def test_an_interrupted_build_of_an_edited_tuning_yaml_starts_over(tuned, caplog):
+    run, calls, yaml_path, logic = tuned
+    shutil.rmtree(logic)  # interrupted after the GA's checkpoint, before its library
+    assert tuning_optimize.build_state(logic.parent) == "resumable"
+    narrowed = one_matrix_instruction(yaml_path.read_text())
+    assert narrowed.count("MatrixInstruction: [") == 1
+    yaml_path.write_text(narrowed)
+    with caplog.at_level(logging.INFO):
+        # the old checkpoint is another search space's: resumed, the GA refuses it
+        assert run() == [logic]
+    assert len(calls) == 2 and "starting over" in caplog.text
+    assert any(logic.glob("*.yaml"))

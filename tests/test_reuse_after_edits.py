@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from .test_api_resume import one_matrix_instruction
 from .test_cli_terminal import geko
 
 ROW = ("- {function: matmul, M: 4096, N: %d, K: 4096, lda: 4096, ldb: 4096, ldc: 4096, "
@@ -34,6 +35,35 @@ def test_an_edited_workload_with_discard_results_is_recomputed(tmp_path):
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     for table in ("summary.csv", "winners.csv", "results/raw_results.csv"):
         assert pd.read_csv(tmp_path / "run" / table)["n"].tolist() == [96], table
+
+
+@pytest.mark.slow
+def test_an_edited_tuning_yaml_is_refused_on_the_terminal_then_tuned_from_scratch(tmp_path):
+    gemm = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]
+    configured = geko("--tune", "--arch", "gfx950", *gemm, "-w", "run", "--until", "configure",
+                      cwd=tmp_path)
+    assert configured.returncode == 0, configured.stderr[-3000:]
+    tuned = geko("--tune", "-w", "run", cwd=tmp_path)
+    assert tuned.returncode == 0, tuned.stdout[-3000:] + tuned.stderr[-3000:]
+    optimizations = tmp_path / "run" / "optimizations"
+    (tuning_yaml,) = [p for p in optimizations.glob("*_0.yaml")]
+    tuning_yaml.write_text(one_matrix_instruction(tuning_yaml.read_text()))  # the review
+
+    refused = geko("--tune", "-w", "run", cwd=tmp_path)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    # told on the terminal, not only in logs/snakemake.log
+    assert f"{tuning_yaml}: changed since the job that wrote it" in said, said[-3000:]
+
+    Path(f"{tuning_yaml}.stamp.json").unlink()  # "delete its .stamp.json to use your version"
+    again = geko("--tune", "-w", "run", cwd=tmp_path)
+    said = again.stdout + again.stderr
+    assert again.returncode == 0, said[-3000:]
+    # the old GA checkpoint was another search space's: resumed, the job failed and was skipped
+    assert not (optimizations / "failed_jobs.log").exists(), said[-3000:]
+    logic = list((optimizations / f"build_{tuning_yaml.stem}" / "3_LibraryLogic").glob("*.yaml"))
+    assert len(logic) == 1
+    assert len(pd.read_csv(tmp_path / "run" / "results" / "raw_results.csv")) == 1
 
 
 def test_an_error_reading_the_workflow_is_shown_where_no_job_failed(tmp_path):

@@ -93,7 +93,7 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
         log.info("%s: tuned again: %s", logic, reason)
         shutil.rmtree(build)
     # the workflow's own preparation: a failed or interrupted build keeps its checkpoint
-    tuning_jobs.prepare_build_dir(build, tuning_yaml.stem)
+    tuning_jobs.prepare_build_dir(build, tuning_yaml.stem, tuning_yaml)
     try:
         # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
         # logger, the tuner's own log (rocm) lies in that dir

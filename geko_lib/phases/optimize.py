@@ -32,7 +32,7 @@ def run(job):
         build.mkdir(parents=True, exist_ok=True)  # its name stays in failed_jobs.log
         return skip(build, name, f"retired after {config['retire_after']} failed runs")
     streak.check()
-    optimize.prepare_build_dir(build, name)
+    optimize.prepare_build_dir(build, name, Path(job.input[0]))
 
     def work():
         with jobs.on_lease(config, n_slots=config["n_slots"]) as (platform, lease), \

@@ -13,11 +13,13 @@ from typing import Callable
 
 import numpy as np
 
+from .. import files
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
 from . import ga, running_jobs
 from .problem import TuningConfig
+from ..schemas import sha256_of
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -122,6 +124,7 @@ def progress_logger(name: str, total: int | None = None):
 # --- build-dir bookkeeping ------------------------------------------------------------------------
 
 FAILCOUNT = ".failcount"
+TUNED_FROM = ".tuning_yaml.sha256"  # the SHA-256 of the tuning YAML the build dir is made from
 
 
 class TuningAborted(GekoError, RuntimeError):
@@ -138,29 +141,50 @@ def build_state(build_dir: Path) -> str:
         return "completed"
     if any((build_dir / name).is_file() for name in CHECKPOINT_NAMES):
         return "resumable"
-    leftovers = [p for p in build_dir.iterdir() if p.name != FAILCOUNT]
+    leftovers = [p for p in build_dir.iterdir() if p.name not in (FAILCOUNT, TUNED_FROM)]
     return "failed" if leftovers else "missing"
 
 
 def clean_for_retry(build_dir: Path) -> None:
-    """Before a rerun: keep only the GA checkpoint and the failure count."""
+    """Before a rerun: keep only the GA checkpoint, the failure count and the tuning YAML it
+    was made from."""
     for path in Path(build_dir).iterdir() if Path(build_dir).is_dir() else []:
-        if path.name in (*CHECKPOINT_NAMES, FAILCOUNT):
+        if path.name in (*CHECKPOINT_NAMES, FAILCOUNT, TUNED_FROM):
             continue
         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def prepare_build_dir(build_dir: Path, name: str) -> str:
+def prepare_build_dir(build_dir: Path, name: str, tuning_yaml: Path | None = None) -> str:
     """The build dir made ready for a run, as the original's worker setup: a failed or
     interrupted run is cleaned down to its GA checkpoint (kept, so the GA resumes) and its
-    failure count. Returns the state found."""
+    failure count. With ``tuning_yaml``, a build dir made from another version of it (edited
+    at review after a run) starts over: its checkpoint is another search space's, which the
+    GA would refuse to resume. Returns the state found."""
+    build_dir = Path(build_dir)
     state = build_state(build_dir)
+    if tuning_yaml is not None and state != "missing" and \
+            _tuned_from_another(build_dir, tuning_yaml):
+        log.info("%s: build dir made from another version of %s, starting over", name,
+                 Path(tuning_yaml).name)
+        shutil.rmtree(build_dir)
+        state = "missing"
     if state in ("failed", "resumable"):
         log.info("%s: %s build dir, retrying%s", name, state,
                  " from its checkpoint" if state == "resumable" else "")
         clean_for_retry(build_dir)
-    Path(build_dir).mkdir(parents=True, exist_ok=True)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if tuning_yaml is not None:
+        files.write_text(build_dir / TUNED_FROM, sha256_of(tuning_yaml) + "\n")
     return state
+
+
+def _tuned_from_another(build_dir: Path, tuning_yaml: Path) -> bool:
+    """Whether the build dir records another tuning YAML than ``tuning_yaml``'s content (a
+    build dir that records none, of an older geko, is taken as this one's)."""
+    recorded = build_dir / TUNED_FROM
+    if not recorded.is_file():
+        return False
+    return recorded.read_text().strip() != sha256_of(tuning_yaml)
 
 
 class FailureStreak:
