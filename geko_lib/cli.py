@@ -70,6 +70,13 @@ def parse_devices(text: str) -> list[int]:
         raise UsageError(f"--devices: {exc}") from None
 
 
+def cores_count(text: str) -> int:
+    """--cores: 0 ran with every core and a negative count reached snakemake as given."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
 def parse_positive(text: str, flag: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
@@ -239,7 +246,7 @@ def parser() -> argparse.ArgumentParser:
                         "configure.py; continue with `geko --tune --workdir DIR`")
     p.add_argument("--report", nargs="?", const="", metavar="FILE",
                    help="after the run, write the HTML report (default <workdir>/report.html)")
-    p.add_argument("--cores", type=int, help="CPU cores snakemake may use (default: all)")
+    p.add_argument("--cores", type=cores_count, help="CPU cores snakemake may use (default: all)")
     return p
 
 

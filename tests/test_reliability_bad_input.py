@@ -117,3 +117,13 @@ def test_a_directory_given_as_the_workload_is_called_one(tmp_path):
     proc = geko("--bench", "--workload-log", "logs", "--workdir", "run", cwd=tmp_path)
     assert_refused(proc, f"--workload-log: {tmp_path / 'logs'} is not a regular file")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("cores", ["0", "-3"])
+def test_a_core_count_below_one_is_refused(tmp_path, cores):
+    """--cores 0 ran with every core and --cores -3 reached snakemake as given."""
+    (tmp_path / "log.yaml").write_text(ROW.format(m=1024, calls=1, pad=""))
+    proc = geko("--bench", "--workload-log", "log.yaml", f"--cores={cores}", "--workdir", "run",
+                cwd=tmp_path)
+    assert_refused(proc, f"argument --cores: expected a positive integer, got '{cores}'")
+    assert not (tmp_path / "run").exists()
