@@ -298,6 +298,8 @@ def read_saved(workdir: Path) -> dict:
         saved = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise UsageError(f"{path}: cannot parse YAML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the campaign's config: {exc}") from None
     if not isinstance(saved, dict):
         raise UsageError(f"{path}: expected a mapping of config keys, got {type(saved).__name__}")
     return saved
@@ -467,8 +469,9 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
     model_flags = [flag_name(key) for key in given if key in workload.model_config.OPTION_KEYS]
     if model_flags and not config["workload_model"]:
         raise UsageError(f"{', '.join(model_flags)}: options of a --model workload")
-    if not continuing:
-        check_workload(config)  # fail fast
+    # fail fast; a continued campaign's workload too: an edited log would be found bad only
+    # by the ingest job, after this run had removed the outputs made from the old one
+    check_workload(config)
     validate(config)
     if config.get("lock_dir") and os.path.lexists(config["lock_dir"]):
         check_lock_dir(config["lock_dir"])

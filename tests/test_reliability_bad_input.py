@@ -127,3 +127,31 @@ def test_a_core_count_below_one_is_refused(tmp_path, cores):
                 cwd=tmp_path)
     assert_refused(proc, f"argument --cores: expected a positive integer, got '{cores}'")
     assert not (tmp_path / "run").exists()
+
+
+def continued_workdir(tmp_path, log):
+    """A campaign's workdir as a finished run leaves it, as far as a continuation reads it."""
+    run, _ = existing_workdir(tmp_path)
+    (run / "geko_config.yaml").write_text(f"mode: search\nplatform: sim\nworkload_log: {log}\n"
+                                          f"workdir: {run}\n")
+    return run, snapshot(run)
+
+
+def test_a_continued_campaign_whose_log_turned_bad_is_refused_before_anything_is_removed(tmp_path):
+    """`geko -w DIR` skipped the workload check: an edited log was found bad only by the ingest
+    job, after the run had removed every output made from the old one (with --discard-results)."""
+    log = tmp_path / "log.yaml"
+    log.write_text(ROW.format(m=1024, calls=1, pad="") + ROW.format(m=-4, calls=1, pad=""))
+    run, before = continued_workdir(tmp_path, log)
+    proc = geko("--bench", "--workdir", "run", "--discard-results", cwd=tmp_path)
+    assert_refused(proc, f"{log}:2: M: must be a positive integer, got -4")
+    assert snapshot(run) == before
+
+
+def test_a_damaged_campaign_config_is_named_not_a_traceback(tmp_path):
+    run, _ = existing_workdir(tmp_path)
+    (run / "geko_config.yaml").write_bytes(b"mode: \xff\xfe search\n")
+    before = snapshot(run)
+    proc = geko("--bench", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{run / 'geko_config.yaml'}: cannot read the campaign's config")
+    assert snapshot(run) == before
