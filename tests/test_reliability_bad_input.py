@@ -155,3 +155,16 @@ def test_a_damaged_campaign_config_is_named_not_a_traceback(tmp_path):
     proc = geko("--bench", "--workdir", "run", cwd=tmp_path)
     assert_refused(proc, f"{run / 'geko_config.yaml'}: cannot read the campaign's config")
     assert snapshot(run) == before
+
+
+def test_a_model_config_giving_a_key_twice_is_refused_naming_the_second(tmp_path):
+    """json keeps the last value silently: a config.json naming hidden_size twice was sized
+    by the second one unnoticed (the log, CSV and --list readers refuse a repeated key)."""
+    (tmp_path / "config.json").write_text(
+        '{\n  "hidden_size": 4096,\n  "intermediate_size": 14336,\n  "num_attention_heads": 32,\n'
+        '  "num_hidden_layers": 32,\n  "hidden_size": 2048,\n  "vocab_size": 128256\n}\n')
+    run, before = existing_workdir(tmp_path)
+    proc = geko("--bench", "--model", "config.json", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{tmp_path / 'config.json'}:6: hidden_size: key 'hidden_size' is "
+                         "given twice")
+    assert snapshot(run) == before

@@ -34,6 +34,7 @@ more often than large prefills) or one positive integer per token count.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -66,6 +67,23 @@ def options_digest(config: dict) -> str:
     return hashlib.sha256(json.dumps(options(config), sort_keys=True).encode()).hexdigest()
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _refusing_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object as a dict, refusing a key given twice: json keeps the last value silently,
+    so a config naming hidden_size twice would be sized by one of the two unnoticed."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 class _Config:
     """The parsed ``config.json`` with the line of each top-level key (for errors)."""
 
@@ -75,18 +93,22 @@ class _Config:
             text = self.path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise WorkloadError(path, None, "encoding", f"not UTF-8 text: {exc}") from None
+        self.lines = text.split("\n")
         try:
-            self.data = json.loads(text)
+            self.data = json.loads(text, object_pairs_hook=_refusing_duplicates)
         except json.JSONDecodeError as exc:
             raise WorkloadError(path, exc.lineno, "json", exc.msg) from None
+        except _DuplicateKey as dup:
+            raise WorkloadError(path, self.line(dup.key, occurrence=2), dup.key,
+                                f"key {dup.key!r} is given twice; which value is meant?") from None
         if not isinstance(self.data, dict):
             raise WorkloadError(path, None, "json", "expected a JSON object of model settings, "
                                                     f"got {type(self.data).__name__}")
-        self.lines = text.split("\n")
 
-    def line(self, key: str) -> int | None:
+    def line(self, key: str, occurrence: int = 1) -> int | None:
         pattern = re.compile(rf'"{re.escape(key)}"\s*:')
-        return next((n for n, line in enumerate(self.lines, 1) if pattern.search(line)), None)
+        found = (n for n, line in enumerate(self.lines, 1) for _ in pattern.finditer(line))
+        return next(itertools.islice(found, occurrence - 1, None), None)
 
     def error(self, key: str, message: str) -> WorkloadError:
         return WorkloadError(self.path, self.line(key), key, message)
