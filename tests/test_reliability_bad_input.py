@@ -168,3 +168,18 @@ def test_a_model_config_giving_a_key_twice_is_refused_naming_the_second(tmp_path
     assert_refused(proc, f"{tmp_path / 'config.json'}:6: hidden_size: key 'hidden_size' is "
                          "given twice")
     assert snapshot(run) == before
+
+
+def test_a_bench_line_giving_a_size_twice_is_refused(tmp_path):
+    """A mask-32 line with `-m 1024 ... -m 2048` was read as M 2048 (the last flag won)."""
+    line = ("hipblaslt-bench --api_method c -m 1024 -n 256 -k 512 --transA N --transB N "
+            "--batch_count 1 --a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r "
+            "--compute_type f32_r")
+    log = tmp_path / "bench.txt"
+    log.write_text(line + "\n" + line + " -m 2048\n" + line + " -m 1024\n")
+    run, before = existing_workdir(tmp_path)
+    proc = geko("--bench", "--workload-log", "bench.txt", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{log}:2: M: -m is given twice (1024 and 2048)")
+    assert snapshot(run) == before
+    log.write_text(line + "\n" + line + " -m 1024\n")  # the same value twice says one thing
+    assert workload.read(log)["M"].tolist() == [1024]

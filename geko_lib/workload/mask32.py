@@ -12,7 +12,7 @@ import pandas as pd
 from .errors import WorkloadError
 from .parsing import (_FALLBACK, _FirstLines, _check_not_trace, _count_lines, _decode,
                       _is_bench_line, _meaningful, _missing_file, _scalar)
-from .table import _LOG_FIELD_SET, _Rows, _normalize
+from .table import _LOG_FIELD_SET, _Rows, _normalize, _text
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -57,6 +57,10 @@ def _parse_bench_line(s: str, path, line_of: Callable[[], int | None]) -> dict:
             i += 1
         field = _BENCH_SHORT.get(name, name) if token[1] != "-" else name
         if field in _LOG_FIELD_SET:
+            if field in row and row[field] != value:  # the last would win silently
+                raise WorkloadError(path, line_of(), field,
+                                    f"{token} is given twice ({_text(row[field])} and "
+                                    f"{_text(value)}); which value is meant?")
             row[field] = value
         elif field in _PRECISION_FLAGS:
             precision = value
