@@ -70,17 +70,22 @@ def parse_devices(text: str) -> list[int]:
         raise UsageError(f"--devices: {exc}") from None
 
 
+def _positive(text: str) -> int | None:
+    """The integer of ``text`` where it is one of at least 1, else None."""
+    return int(text) if text.strip().isdigit() and int(text) >= 1 else None
+
+
 def cores_count(text: str) -> int:
     """--cores: 0 ran with every core and a negative count reached snakemake as given."""
-    if not text.strip().isdigit() or int(text) < 1:
+    if _positive(text) is None:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
+    return _positive(text)
 
 
 def parse_positive(text: str, flag: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    if _positive(text) is None:
         raise UsageError(f"{flag}: expected a positive integer, got {text!r}")
-    return int(text)
+    return _positive(text)
 
 
 def parse_tokens(text: str) -> list[int]:

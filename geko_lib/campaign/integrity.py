@@ -64,6 +64,11 @@ def directory_files(directory) -> dict[str, str]:
             and not any(part.startswith(".") for part in p.relative_to(root).parts)}
 
 
+def json_sha256(value) -> str:
+    """The SHA-256 of a value's canonical JSON (keys sorted; what JSON cannot hold as text)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def listing_sha256(listing: dict[str, str]) -> str:
     """One digest for a directory: its files' names and digests, in name order."""
     text = "".join(f"{name}\0{digest}\n" for name, digest in sorted(listing.items()))

@@ -22,7 +22,7 @@ import yaml
 
 from ..config_schema import merged, schema_defaults
 from ..errors import GekoError
-from .integrity import file_sha256
+from .integrity import file_sha256, json_sha256
 from ..schemas import RunState
 
 FILE = RunState.FILE
@@ -107,8 +107,7 @@ def identity(config: dict) -> dict:
     options = result_options(config)
     return {**workload_identity(config), "platform": platform.name, "arch": config.get("arch"),
             "library_version": getattr(platform, "library_version", None), "options": options,
-            "options_sha256": hashlib.sha256(
-                json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()}
+            "options_sha256": json_sha256(options)}
 
 
 # --- run_state.json ------------------------------------------------------------------------------

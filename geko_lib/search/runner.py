@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import logging
 import queue
 from concurrent.futures import ThreadPoolExecutor
@@ -42,9 +41,8 @@ def _gemm_name(row: dict) -> str:
 def provenance(plat, options: dict, duration: float | None) -> dict:
     """What a chunk's candidates depend on besides its rows: the platform, its library version
     and the search options (search.run's keyword config and duration)."""
-    chosen = json.dumps({"options": options, "duration": duration}, sort_keys=True, default=str)
     return {"platform": plat.name, "library_version": getattr(plat, "library_version", None),
-            "options_sha256": hashlib.sha256(chosen.encode()).hexdigest()}
+            "options_sha256": integrity.json_sha256({"options": options, "duration": duration})}
 
 
 def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,

@@ -17,9 +17,9 @@ from .. import files
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
+from ..schemas import sha256_of
 from . import ga, running_jobs
 from .problem import TuningConfig
-from ..schemas import sha256_of
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)

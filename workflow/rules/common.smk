@@ -9,8 +9,9 @@ from geko_lib.campaign import layout
 
 
 validate(config, "../schemas/config.schema.yaml")
-if config_schema.non_finite(config):  # NaN passes every bound of the schema
-    raise ValueError("config: {}: {} is not a finite number".format(*config_schema.non_finite(config)))
+_NON_FINITE = config_schema.non_finite(config)  # NaN passes every bound of the schema
+if _NON_FINITE:
+    raise ValueError("config: {}: {} is not a finite number".format(*_NON_FINITE))
 
 # Paths in the config are relative to where snakemake was started, before `workdir:` moves us.
 LAUNCH_DIR = Path(os.getcwd())
