@@ -125,10 +125,6 @@ def split_grid(problem: GemmProblem) -> list[tg.TritonConfig]:
     return [c for c in out if tg.infeasible_reason(c, problem) is None]
 
 
-def triton_solution(cfg: tg.TritonConfig) -> dict:
-    return {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
-
-
 def search_solutions(platform, problem, device, count=2) -> list[dict]:
     rows = sorted((r for r in platform.search_one(problem, device)
                    if r.get("stage") == "final" and r.get("eligible")), key=lambda r: r["us"])
@@ -170,8 +166,9 @@ def sweep_one(platform, problem, device, executor, which="grid") -> tuple[list[d
     finalists = [r for r in rows[:FINALISTS] if math.isfinite(r["screen_us"])]
     default = platform.default_solution(problem, device)
     searched = search_solutions(platform, problem, device)
-    variants = ([("triton", r["config"], platform.launchers(triton_solution(r["cfg"]), problem,
-                                                            sets, device)) for r in finalists]
+    variants = ([("triton", r["config"],
+                  platform.launchers(tune.solution(r["cfg"].to_params()), problem, sets, device))
+                 for r in finalists]
                 + [("default", default["SolutionNameMin"],
                     platform.launchers(default, problem, sets, device))]
                 + [("search", s["SolutionNameMin"], platform.launchers(s, problem, sets, device))

@@ -28,7 +28,7 @@ def parse_gemm(text: str) -> GemmProblem:
 
 
 def calls_of(variant: str, problem: GemmProblem, device: int) -> list:
-    from geko_lib.platforms.cuda import timing, triton_gemm as tg
+    from geko_lib.platforms.cuda import timing, triton_gemm as tg, tune
     from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings
 
     if variant == "copy":
@@ -38,8 +38,7 @@ def calls_of(variant: str, problem: GemmProblem, device: int) -> list:
     if variant == "default":
         solution = platform.default_solution(problem, device)
     else:
-        cfg = tg.TritonConfig.from_name(variant)
-        solution = {"SolutionNameMin": cfg.name, "Backend": "triton", "Triton": cfg.to_params()}
+        solution = tune.solution(tg.TritonConfig.from_name(variant).to_params())
     return platform.launchers(solution, problem, sets, device)
 
 
