@@ -3,6 +3,7 @@ the exact rows, argv and environment of every phase, MatchTable extraction, erro
 
 import datetime
 import json
+import logging
 import os
 import socket
 from pathlib import Path
@@ -268,6 +269,30 @@ def test_optimize_device_is_the_ordinal_the_tuner_sees(fake, tmp_path, monkeypat
     assert call["argv"][call["argv"].index("--client-lock") + 1] == \
         str((tmp_path / "optimizations" / lock).resolve())
     assert call["visible"] == {k: v for k, v in allocation.items() if "VISIBLE" in k}
+
+
+def test_an_interrupted_tuning_job_logs_its_retry_once(fake, tmp_path, monkeypatch, caplog):
+    """optim.run on the rocm checkout resumes an interrupted Ductile build: the build dir is
+    prepared once per job (the door's tuning.optimize.prepare_build_dir), so its 'retrying'
+    line is logged once; TensileLite's own run prepared it again and logged it twice."""
+    from geko_lib import optim
+
+    monkeypatch.setenv("PYTHONPATH", str(INVOKE_PATH))  # the client build's invoke
+    out = tmp_path / "optimizations"
+    ductile_config(tmp_path).rename(out / "BBS_TN_0.yaml")
+
+    def tune():
+        return optim.run(fake, tuning_dir=out, devices=[0], n_slots=1, retry=False,
+                         arch="gfx950", rocm={"client_dir": str(tmp_path / "client")})
+
+    monkeypatch.setenv("GEKO_REPLAY_TENSILE_FAIL", "gen:1")
+    assert tune() == []  # interrupted after its first generation: a checkpoint is left
+    monkeypatch.delenv("GEKO_REPLAY_TENSILE_FAIL")
+    with caplog.at_level(logging.INFO, logger="GEKO"):
+        (logic,) = tune()
+    assert any(logic.glob("*.yaml"))
+    retries = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+    assert retries == ["BBS_TN_0: resumable build dir, retrying from its checkpoint"]
 
 
 def test_created_library_path_is_its_library_directory(tmp_path):

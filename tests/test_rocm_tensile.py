@@ -122,6 +122,8 @@ def tuning(tmp_path, record):
 
 
 def run_optimize(t: dict, device: int = 2, progress=None) -> Path:
+    """tl.optimize as both doors call it: the build dir prepared first (tuning.optimize)."""
+    tune.prepare_build_dir(t["build"], t["yaml"].stem, t["yaml"])
     return tl.optimize(t["tensilelite"], t["yaml"], t["build"], device, python=PY,
                        client_dir=t["client_dir"], lock_dir=t["lock_dir"], progress=progress)
 

@@ -549,7 +549,9 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     """Run TensileLite on one tuning YAML with ``GlobalParameters: Device`` set to ``device``
     (an ordinal among the devices the tuner sees); returns ``build_dir/3_LibraryLogic``.
 
-    A completed build dir is returned as is. Jobs on one GPU share ``lock_dir/gpulock_<lock_id>``
+    A completed build dir is returned as is. A failed or interrupted one is the caller's to
+    prepare (tuning.optimize.prepare_build_dir: both doors do it before any platform's
+    optimize; preparing it here again logged its retry line twice per job). Jobs on one GPU share ``lock_dir/gpulock_<lock_id>``
     (default: the device; TensileLite's ``--client-lock``): they compile kernels at the same
     time but time them one after another. ``progress(row)`` gets each Ductile generation row
     (default: a log line and a generation count). ``environ`` is the tuner's environment
@@ -560,9 +562,10 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     lock_id = check_name(str(device) if lock_id is None else lock_id, "client lock id")
     name = check_name(tuning_yaml.stem, "tuning YAML name")
     logic_dir = build_dir / tune.LOGIC_DIR
-    if tune.prepare_build_dir(build_dir, name) == "completed":
+    if tune.build_state(build_dir) == "completed":
         log.info("%s: %s already holds library logic", name, logic_dir)
         return logic_dir
+    build_dir.mkdir(parents=True, exist_ok=True)
     cfg = TuningConfig.load(tuning_yaml)
     job_yaml = write_device_yaml(tuning_yaml, build_dir / tuning_yaml.name, device)
     form = detect_command_form(tensilelite, python)
