@@ -174,6 +174,27 @@ def test_run_state_keeps_the_originals_keys_and_refuses_another_campaign(tmp_pat
     assert "new --workdir" in message and f"delete {tmp_path}" in message
 
 
+def test_options_digests_keep_the_values_earlier_runs_stamped(tmp_path):
+    """The campaign's identity and the API's search chunks digest their options by one rule
+    (campaign.state.made_by); the values below were computed by the code before that rule was
+    shared, so stamps already in workdirs still match and their results are reused."""
+    from geko_lib import search
+    from tests.test_search import _rows_of
+
+    config = config_for(tmp_path, bench_duration=0.05, search_duration=0.1,
+                        compare_duration=0.2, rotating_mb=512, backend="ductile",
+                        tune_options={"n_gen": 4}, epilogues=False,
+                        sim={"seed": 3, "noise": 0.0, "faulty_solutions": []})
+    assert campaign_state.identity(config)["options_sha256"] == \
+        "ad9fd09bcaad8469ad65d4322307807e68fa0e0583e539725b2941009b9c3e94"
+    out = tmp_path / "s"
+    search.run(configs=_rows_of((256, 512)), output_dir=out, devices=[0], platform="sim",
+               duration=0.01, sim={"seed": 7})
+    stamp = json.loads(integrity.sidecar(out / "data" / "gemms_0-1.csv").read_text())
+    assert stamp["provenance"]["options_sha256"] == \
+        "b93f1475ede1d9754bd527918914b0852b3d796d6333fc08f7e653ef7695b654"
+
+
 def test_an_edited_file_that_a_list_names_is_another_workload(tmp_path):
     log = tmp_path / "app.yaml"
     log.write_text((WORKLOADS / "mixed_types.yaml").read_text())

@@ -99,15 +99,26 @@ def result_options(config: dict) -> dict:
     return options
 
 
+def made_by(platform, options: dict) -> dict:
+    """What results depend on besides their inputs: the platform, its library version and the
+    digest of the options that shaped them. One rule for every stamp's ``options_sha256``:
+    the campaign's identity (``result_options``) and the API's search chunks (search.run's
+    keywords and duration) both call it, so results are reused by the same rule on both
+    doors."""
+    return {"platform": platform.name,
+            "library_version": getattr(platform, "library_version", None),
+            "options_sha256": json_sha256(options)}
+
+
 def identity(config: dict) -> dict:
     """The campaign's identity from a full config (defaults filled in)."""
     from .. import platforms
 
-    platform = platforms.get(config)
     options = result_options(config)
-    return {**workload_identity(config), "platform": platform.name, "arch": config.get("arch"),
-            "library_version": getattr(platform, "library_version", None), "options": options,
-            "options_sha256": json_sha256(options)}
+    made = made_by(platforms.get(config), options)
+    return {**workload_identity(config), "platform": made["platform"], "arch": config.get("arch"),
+            "library_version": made["library_version"], "options": options,
+            "options_sha256": made["options_sha256"]}
 
 
 # --- run_state.json ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import failures, files, jobs
 from ..bench.utils import format_benchmark_output
-from ..campaign import integrity
+from ..campaign import integrity, state as campaign_state
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.logic import rows_text
@@ -40,9 +40,9 @@ def _gemm_name(row: dict) -> str:
 
 def provenance(plat, options: dict, duration: float | None) -> dict:
     """What a chunk's candidates depend on besides its rows: the platform, its library version
-    and the search options (search.run's keyword config and duration)."""
-    return {"platform": plat.name, "library_version": getattr(plat, "library_version", None),
-            "options_sha256": integrity.json_sha256({"options": options, "duration": duration})}
+    and the search options (search.run's keyword config and duration), by the campaign's rule
+    (campaign.state.made_by)."""
+    return campaign_state.made_by(plat, {"options": options, "duration": duration})
 
 
 def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
