@@ -234,7 +234,7 @@ def test_unusual_rows_values():
     assert df.loc[8, "transA"] == "T"  # transA: true
     assert df.loc[9, "compute_type"] == "c_f32_r" and df.loc[9, "scale_type"] == "f32_r"
     assert df.loc[10, "scaleA"] == 0 and df.loc[11, "call_count"] == 1
-    # columns present in only some rows are dropped; unknown keys silently
+    # columns present in only some rows are dropped; unknown keys too (with a warning)
     assert not {"kernel_name", "solution_Name", "aux_type", "extra_field"} & set(df.columns)
 
 

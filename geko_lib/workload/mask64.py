@@ -31,6 +31,7 @@ def _read_yaml_fast(path, counts: Counter) -> _Rows | None:
     # itself: a 1M-row log's lines would stay alive through the whole normalization)
     ordinals = array("q")
     rows = _Rows(path, lambda i: first.nth(ordinals[i]))
+    rows.warn_unknown_fields = True
     rows.repeats = []  # call_count is multiplied by these after validation, in _normalize
     parse = _FlowParser().parse
     add_keys, add_values, add_repeat, add_ordinal = rows.keys.append, rows.values.append, \
@@ -109,6 +110,7 @@ def _read_yaml_reference(path, text: str) -> _Rows:
             "(HIPBLASLT_LOG_MASK=32) or a .csv file")
     item_lines = [item.start_mark.line + 1 for item in node.value]
     rows = _Rows(path, lambda i: item_lines[i])
+    rows.warn_unknown_fields = True
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise WorkloadError(path, item_lines[i], "format",

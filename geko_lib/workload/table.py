@@ -3,6 +3,7 @@ validation (original_tool.md §1.5), duplicate aggregation."""
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 from typing import Callable, Sequence
@@ -35,6 +36,7 @@ _STR = ("function", "bias_source", "scale_type", "bias_type", "aux_type", "activ
 # Not listed (scaleC, scaleD, swizzleA, swizzleB): their type is inferred from the values.
 
 _LOG_FIELD_SET = frozenset(gemm.LOG_FIELDS)
+_QUIETLY_DROPPED = frozenset(gemm.HIPBLASLT_DROPPED_FIELDS)
 _FIELD_ORDER = {f: i for i, f in enumerate(gemm.LOG_FIELDS)}
 
 
@@ -52,6 +54,8 @@ class _Rows:
         self.values: list[list] = []
         self.repeats: list[int] | None = None
         self.missing_word = "null"  # what a missing value is in this source's words
+        # warn once per key outside the whitelist (mask-64 rows, where a person may misspell one)
+        self.warn_unknown_fields = False
 
     def add(self, keys: tuple, values: list, repeat: int = 1):
         self.keys.append(keys)
@@ -260,12 +264,16 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
     if n == 0:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
     cols = rows.columns()
-    rows.keys = rows.values = None  # the per-row lists: the columns hold their values now
     # lowercase m/n/k (hipblaslt-bench output, CSV) -> M/N/K
     for low, up in (("m", "M"), ("n", "N"), ("k", "K")):
         if low in cols and up not in cols:
             cols[up] = cols.pop(low)
-    cols = {k: v for k, v in cols.items() if k in _LOG_FIELD_SET}  # other columns: dropped silently
+    if rows.warn_unknown_fields:
+        unknown = [k for k in cols if k not in _LOG_FIELD_SET and k not in _QUIETLY_DROPPED]
+        if unknown:  # rare: the per-row key lists are scanned only then
+            _warn_unknown_fields(unknown, rows)
+    rows.keys = rows.values = None  # the per-row lists: the columns hold their values now
+    cols = {k: v for k, v in cols.items() if k in _LOG_FIELD_SET}  # the original's whitelist
 
     errors: list[tuple[int, int, str, str]] = []  # (row, field order, field, message)
 
@@ -348,6 +356,31 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
             data[field] = pd.Series(list(values), dtype="str")
     df = pd.DataFrame(data)
     return _aggregate(df, path, line_of)
+
+
+_KNOWN_BY_LOWER = {f.lower(): f for f in gemm.LOG_FIELDS}
+
+
+def _warn_unknown_fields(unknown: list[str], rows: _Rows) -> None:
+    """One warning per key outside the whitelist, on the first line it appears: the row is kept
+    (as the original does), but a misspelt ``call_cout: 500`` would count as 1 call unnoticed."""
+    first: dict[str, int] = {}
+    pending = set(unknown)
+    previous = None
+    for i, keys in enumerate(rows.keys):
+        if keys is previous:  # rows of one key sequence share its tuple
+            continue
+        previous = keys
+        for key in pending.intersection(keys):
+            first[key] = i
+        pending.difference_update(first)
+        if not pending:
+            break
+    for key in sorted(first, key=first.__getitem__):
+        close = difflib.get_close_matches(key.lower(), _KNOWN_BY_LOWER, n=1)
+        hint = f" (did you mean {_KNOWN_BY_LOWER[close[0]]!r}?)" if close else ""
+        log.warning("%s:%s: %s: unknown field, ignored%s", rows.path, rows.line_of(first[key]),
+                    key, hint)
 
 
 def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) -> None:
