@@ -272,6 +272,37 @@ def _positive_int(field: str, value) -> int:
 LAYOUT_FIELDS = ("lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d")
 
 
+# hipBLASLt's matrices are column-major: a leading dimension smaller than the rows its matrix is
+# stored with overlaps the columns, and hipBLASLt refuses the problem (an invalid size).
+# field -> (matrix, the transpose field deciding its rows or None, rows when N, rows when T)
+STORED_ROWS = {"lda": ("A", "transA", "M", "K"), "ldb": ("B", "transB", "K", "N"),
+               "ldc": ("C", None, "M", "M"), "ldd": ("D", None, "M", "M")}
+
+
+def short_leading_dimension(columns: dict) -> tuple[int, str, str] | None:
+    """(row, field, message) of the first row whose lda/ldb/ldc/ldd is below its matrix's stored
+    rows (``STORED_ROWS``), or None. ``columns``: M, N, K and the leading dimensions given as
+    integer arrays, transA/transB as sequences of N/T."""
+    found = []
+    for field, (matrix, trans, rows_n, rows_t) in STORED_ROWS.items():
+        if field not in columns:
+            continue
+        given = np.asarray(columns[field], dtype=np.int64)
+        transposed = np.asarray(columns[trans]) == "T" if trans else np.zeros(len(given), bool)
+        rows = np.where(transposed, np.asarray(columns[rows_t], dtype=np.int64),
+                        np.asarray(columns[rows_n], dtype=np.int64))
+        short = np.flatnonzero(given < rows)
+        if short.size:
+            i = int(short[0])
+            name = rows_t if transposed[i] else rows_n
+            when = f" when {trans} is {'T' if transposed[i] else 'N'}" if trans else ""
+            found.append((i, field, f"must be at least {int(rows[i])} ({name}: {matrix} is stored "
+                                    f"with {name} rows{when}), got {int(given[i])}; hipBLASLt "
+                                    "refuses a leading dimension below its matrix's rows "
+                                    "(invalid size)"))
+    return min(found) if found else None
+
+
 def layout_of(row) -> tuple[tuple[str, int], ...]:
     """The LAYOUT_FIELDS a row records (absent, empty or NaN ones left out)."""
     out = []

@@ -239,3 +239,59 @@ def test_geko_names_an_unknown_key_on_the_terminal(tmp_path):
     assert_refused(proc, f"{log}:2: M:")
     assert f"{log}:1: call_cout: unknown field, ignored (did you mean 'call_count'?)" \
         in proc.stderr
+
+
+# --- a leading dimension below its matrix's stored rows --------------------------------------
+
+LD_ROW = ("- {{function: matmul, M: 1024, N: 16, K: 4096, lda: {lda}, ldb: {ldb}, ldc: {ldc}, "
+          "ldd: {ldd}, transA: {ta}, transB: {tb}, batch_count: 1, a_type: bf16_r, "
+          "b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, compute_type: c_f32_r, "
+          "call_count: 5}}\n")
+PACKED = {"TN": dict(lda=4096, ldb=4096), "NN": dict(lda=1024, ldb=4096),
+          "NT": dict(lda=1024, ldb=16), "TT": dict(lda=4096, ldb=16)}
+
+
+def test_geko_refuses_an_lda_below_the_rows_of_a_and_leaves_the_workdir(tmp_path):
+    """lda: 100 with transA T (A stored K = 4096 rows deep) ran a whole campaign: hipBLASLt
+    refuses that problem as an invalid size, so no measurement of it means anything."""
+    run, before = existing_workdir(tmp_path)
+    log = tmp_path / "log.yaml"
+    log.write_text(LD_ROW.format(ta="T", tb="N", ldc=1024, ldd=1024, **PACKED["TN"])
+                   + LD_ROW.format(ta="T", tb="N", lda=100, ldb=4096, ldc=1024, ldd=1024))
+    proc = geko("--bench", "--workload-log", "log.yaml", "--workdir", "run", cwd=tmp_path)
+    assert_refused(proc, f"{log}:2: lda: must be at least 4096 (K: A is stored with K rows when "
+                         "transA is T), got 100")
+    assert snapshot(run) == before
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "pyyaml"])
+@pytest.mark.parametrize("layout", list(PACKED))
+@pytest.mark.parametrize("field", ["lda", "ldb", "ldc", "ldd"])
+def test_each_leading_dimension_is_checked_against_its_stored_rows(tmp_path, fast, layout, field):
+    ld = dict(PACKED[layout], ldc=1024, ldd=1024)
+    log = tmp_path / "log.yaml"
+    log.write_text(LD_ROW.format(ta=layout[0], tb=layout[1], **ld))
+    assert workload.read(log, fast=fast)[field].tolist() == [ld[field]]  # the packed minimum
+    ld[field] -= 1
+    log.write_text(LD_ROW.format(ta=layout[0], tb=layout[1], **ld))
+    with pytest.raises(WorkloadError) as refused:
+        workload.read(log, fast=fast)
+    assert (refused.value.line, refused.value.field) == (1, field)
+    assert f"must be at least {ld[field] + 1} " in refused.value.message
+
+
+def test_a_bench_line_and_a_csv_with_a_short_leading_dimension_are_refused(tmp_path):
+    """The rule holds wherever a leading dimension is read: mask-32 `--ldc`, a CSV column."""
+    bench = tmp_path / "bench.txt"
+    bench.write_text("hipblaslt-bench --api_method c -m 1024 -n 256 -k 512 --lda 1024 --ldb 512 "
+                     "--ldc 1000 --ldd 1024 --transA N --transB N --batch_count 1 "
+                     "--a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r "
+                     "--compute_type f32_r\n")
+    with pytest.raises(WorkloadError, match=r"bench.txt:1: ldc: must be at least 1024 \(M: C"):
+        workload.read(bench)
+    csv = tmp_path / "log.csv"
+    csv.write_text("transA,transB,batch_count,M,N,K,lda,a_type,b_type,c_type,d_type,compute_type\n"
+                   "N,N,1,1024,16,4096,1024,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r\n"
+                   "N,N,1,2048,16,4096,1024,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r\n")
+    with pytest.raises(WorkloadError, match=r"log.csv:3: lda: must be at least 2048 \(M: A"):
+        workload.read(csv)

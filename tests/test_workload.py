@@ -278,8 +278,9 @@ def _random_row(rng: random.Random, n_max: int) -> str:
     n = rng.randint(1, n_max)
     ta, tb = rng.choice(["TN", "NN", "NT"])
     a, c = rng.choice([("bf16_r", "bf16_r"), ("f16_r", "f32_r"), ("f8_r", "bf16_r")])
-    return (f"- {{function: matmul, M: {m}, N: {n}, K: {k}, lda: {k if ta == 'T' else m}, ldb: {k}, ldc: {m}, "
-            f"ldd: {m}, stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.0, beta: 0.0, "
+    return (f"- {{function: matmul, M: {m}, N: {n}, K: {k}, lda: {k if ta == 'T' else m}, "
+            f"ldb: {k if tb == 'N' else n}, ldc: {m}, ldd: {m}, stride_a: 0, stride_b: 0, "
+            f"stride_c: 0, stride_d: 0, alpha: 1.0, beta: 0.0, "
             f"transA: {ta}, transB: {tb}, batch_count: 1, scaleA: 0, scaleB: 0, scaleAlpha_vector: false, "
             f"gradient: false, use_e: false, bias_vector: false, bias_source: d, a_type: {a}, b_type: {a}, "
             f"c_type: {c}, d_type: {c}, scale_type: f32_r, bias_type: f32_r, compute_type: c_f32_r, "

@@ -324,6 +324,10 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
         raise WorkloadError(path, line_of(row), field, message)
     _refuse_unsupported_types(out, path, line_of, platform)
     _refuse_mx(out, path, line_of)
+    short = gemm.short_leading_dimension(out)
+    if short:
+        row, field, message = short
+        raise WorkloadError(path, line_of(row), field, message)
     impossible = limits.oversized(out, {f: out[f] for f in _DTYPE_FIELDS[:4]}, platform)
     if impossible:
         row, field, message = impossible
