@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from geko_lib import runtime  # noqa: E402
-from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from bench.gemms import BF16_TN  # noqa: E402
 
-BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 ROUND = 100  # calls per column per round
 
 

@@ -20,7 +20,6 @@ side (``timing.time_side_by_side``: CUDA graphs over rotating operands > 4x L2, 
 interleaved replays). Every kernel is checked against float32 on two consecutive NaN-poisoned
 calls. Writes ``gluon_decode_probe.csv``.
 """
-import argparse
 import itertools
 import math
 import sys
@@ -35,9 +34,9 @@ from triton.experimental.gluon import language as gl  # noqa: E402
 from triton.experimental.gluon.language.nvidia.hopper import (  # noqa: E402
     mbarrier, tma, warpgroup_mma, warpgroup_mma_wait)
 
-from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from bench.gemms import parse_gemm, probe_arguments, probe_each  # noqa: E402
 
-BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 # the shipped winners of the TP-8 trace (bench/results/h200_tp8_trace_per_gemm_2026-12-02.csv)
 SHIPPED = {(1280, 1): "triton_decode_tma_atomic_16x128x64_g1_k32_w4_s3",
            (1280, 16): "triton_decode_tma_atomic_16x64x128_g1_k16_w4_s3",
@@ -220,10 +219,6 @@ def _layout_text(rows, cols) -> str:
     return str(gl.NVMMASharedLayout.get_default_for([rows, cols], gl.bfloat16))
 
 
-def parse_gemm(text: str) -> GemmProblem:
-    m, n, k = (int(v) for v in text.lower().split("x"))
-    return GemmProblem(BF16_TN, m, n, 1, k)
-
 
 def probe(problem: GemmProblem, device: int) -> list[dict]:
     from geko_lib.platforms.cuda import timing, triton_gemm as tg
@@ -260,24 +255,13 @@ def probe(problem: GemmProblem, device: int) -> list[dict]:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--gemms", default="1280x96x8192,1280x16x8192,1280x1x8192,8192x16x1024,"
-                                           "1280x48x8192,8192x1x1024")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    parser.add_argument("--compile-only", action="store_true")
-    parser.add_argument("--device", type=int, default=0)
-    args = parser.parse_args()
-    problems = [parse_gemm(g) for g in args.gemms.split(",")]
+    args = probe_arguments("1280x96x8192,1280x16x8192,1280x1x8192,8192x16x1024,1280x48x8192,"
+                           "8192x1x1024")
     if args.compile_only:
-        return compile_only(problems)
-    import pandas as pd
-
+        return compile_only(args.problems)
     rows = []
-    args.out.mkdir(parents=True, exist_ok=True)
-    for problem in problems:
-        found = probe(problem, args.device)
+    for problem, found in probe_each(args, probe, "gluon_decode_probe.csv"):
         rows += found
-        pd.DataFrame(rows).to_csv(args.out / "gluon_decode_probe.csv", index=False)
         best = min((r for r in found if r["kind"] == "gluon" and r["verified"]),
                    key=lambda r: r["us"], default=None)
         others = {r["kind"]: r for r in found if r["kind"] != "gluon"}

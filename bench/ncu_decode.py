@@ -17,14 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from bench.gemms import parse_gemm  # noqa: E402
 
-BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 
-
-def parse_gemm(text: str) -> GemmProblem:
-    m, n, k = (int(v) for v in text.lower().split("x"))
-    return GemmProblem(BF16_TN, m, n, 1, k)
 
 
 def calls_of(variant: str, problem: GemmProblem, device: int) -> list:

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from geko_lib.gemm import GemmProblem, GemmType  # noqa: E402
+from geko_lib.gemm import GemmProblem  # noqa: E402
+from bench.gemms import BF16_TN  # noqa: E402
 from geko_lib.platforms.cuda import timing  # noqa: E402
 from geko_lib.platforms.cuda import triton_gemm as tg  # noqa: E402
 
-BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
 # (layer, tokens, out_features, in_features)
 LAYERS = [("qkv", 16, 6144, 4096), ("down", 16, 4096, 14336), ("gate_up", 128, 28672, 4096),
           ("o", 2048, 4096, 4096), ("qkv", 2048, 6144, 4096)]

@@ -279,10 +279,14 @@ def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: i
 
 
 def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats: int = 15,
-                      warmup: int = 2, target_us: float = 2000.0) -> list[Timing]:
+                      warmup: int = 2, target_us: float = 2000.0,
+                      settle: bool = True) -> list[Timing]:
     """Median time per call of every variant, their replays interleaved round-robin so each
     variant sees the same clocks and temperature (a GPU that slows under sustained load would
-    otherwise favour whichever variant ran first)."""
+    otherwise favour whichever variant ran first). With ``settle`` every timed replay follows
+    an untimed replay of the same variant: the replay that comes after another variant's
+    (other buffers, another kernel) ran 1.5-3.5% slower on the H200, so without it whichever
+    variant follows the round's last one was timed slower (bench/timing_position.py)."""
     prepared = [prepare(calls, target_us) for calls in variants]
     for _ in range(warmup):
         for p in prepared:
@@ -291,6 +295,8 @@ def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats:
     samples: list[list[float]] = [[] for _ in prepared]
     for _ in range(repeats):
         for p, into in zip(prepared, samples):
+            if settle:
+                p.run()
             into.append(_time_region(p.run) / p.calls)
     return [_summary(s, p) for s, p in zip(samples, prepared)]
 
