@@ -9,8 +9,10 @@ same method (timing.py: CUDA graph over rotating operands > 4x L2, median of rep
 - floor: a lower bound every kernel of the run respects, max(FLOPs at the best rate, bytes at
   the best bandwidth): the rate is the best TFLOP/s the run measured (its bf16 8192^3 matmul or
   any kernel timed here), the bandwidth at a GEMM's size the best the run measured moving as
-  many bytes or fewer (a device copy of the GEMM's bytes, or any kernel of a GEMM of that size
-  or smaller: achievable bandwidth grows with size); ``copy_floor`` keeps the plain size-aware
+  many bytes or fewer (a device copy of the GEMM's bytes, a read of them (``read_us``: a GEMM
+  reads its operands at least once, and reading is faster than copying), or any kernel of a
+  GEMM of that size or smaller: achievable bandwidth grows with size); ``copy_floor`` keeps
+  the plain size-aware
   floor (max(FLOPs at the matmul rate, the copy)) of shared/reference/h200_measurements.md.
   A time under the floor (above 100%) is listed under ``floor_flaws`` in the summary;
 - default: cuBLASLt's heuristic choice (what an application gets); torch: torch.matmul;
@@ -115,6 +117,7 @@ class Bench:
         row = {"gemm": problem.name, "m": problem.m, "n": problem.n, "k": problem.k,
                "flops": problem.flops, "bytes": timing.operand_bytes(problem)}
         row["copy_us"] = timing.copy_us(timing.operand_bytes(problem), self.device)
+        row["read_us"] = timing.read_us(timing.operand_bytes(problem), self.device)
         row["copy_floor"] = max(problem.flops / peak_tflops / 1e6, row["copy_us"])
         groups = {"default": [self.platform.default_solution(problem, self.device)],
                   "nvmath_top8": [self.platform.cublaslt_solution(cfg, self.device)
@@ -173,7 +176,8 @@ def honest_floor(frame: pd.DataFrame, matmul_tflops: float) -> tuple[pd.Series, 
     measured at that size or smaller) and the two ceilings: a lower bound for every time."""
     times = frame[timed_columns(frame)].min(axis=1)  # the fastest kernel of each GEMM
     peak = max(matmul_tflops, float((frame["flops"] / times / 1e6).max()))
-    moved = pd.concat([frame["bytes"] / frame["copy_us"], frame["bytes"] / times], axis=1)
+    movers = [frame["copy_us"]] + ([frame["read_us"]] if "read_us" in frame else [])
+    moved = pd.concat([frame["bytes"] / us for us in movers + [times]], axis=1)
     best_here = moved.max(axis=1) / 1e6  # TB/s
     order = frame["bytes"].sort_values(kind="stable").index
     # achievable bandwidth grows with size: what ran at fewer bytes runs at these

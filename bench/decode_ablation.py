@@ -19,8 +19,8 @@ interleaved replays), a replica of that kernel with parts taken out:
 - ``onex_noreduce``: both: what is left is streaming the weights through the template's
   pipeline at this grid, and its MMAs (Triton pipelines TMA loads only where they feed
   ``tl.dot``, so a variant without MMAs would measure an unpipelined loop, not the template);
-- ``read``: a plain read of the weights by 8 KB programs, the grid of the copy floor
-  (a read-only floor: what streaming the weights once costs at this size);
+- ``read``: ``timing.read_calls``, a plain read of the GEMM's bytes by 8 KB programs (the
+  read floor: what streaming the operands once costs at this size);
 - ``copy``: the copy floor itself, and cuBLASLt's default.
 
 - ``early_ticket``: a candidate reduction, checked like ``full``: each program takes its
@@ -60,7 +60,6 @@ ABLATIONS = (("full", SHIPPED_REDUCE, False), ("noreduce", NO_REDUCE, False),
              ("atomics_only", DATA_ONLY, False), ("sync_only", SYNC_ONLY, False),
              ("nozeroing", NO_ZEROING, False), ("onex", SHIPPED_REDUCE, True),
              ("onex_noreduce", NO_REDUCE, True), ("early_ticket", EARLY_TICKET, False))
-READ_BLOCK = 4096  # bf16 elements per program of the read-only floor (8 KB, like the copy's)
 ERR_THR = 1e-2
 
 
@@ -142,13 +141,6 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
                 tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")
 
 
-@triton.jit
-def read_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(src_ptr + offs, mask=offs < n, other=0.0, eviction_policy="evict_first")
-    tl.store(out_ptr + tl.program_id(0), tl.sum(v.to(tl.float32), axis=0))
-
-
 def kernel_shape(config_name: str) -> dict:
     """The replica's launch parameters of a decode TMA config name."""
     from geko_lib.platforms.cuda import triton_gemm as tg
@@ -184,20 +176,6 @@ def replica_launcher(shape: dict, ops, reduce=SHIPPED_REDUCE, x_once=False):
     return call
 
 
-def read_calls(sets) -> list:
-    import torch
-
-    calls = []
-    for ops in sets:
-        w = ops.a[0]
-        n = w.numel()
-        out = torch.empty(-(-n // READ_BLOCK), dtype=torch.float32, device=w.device)
-        run = read_kernel[(out.numel(),)]
-        calls.append(lambda run=run, w=w, out=out, n=n: run(w, out, n, BLOCK=READ_BLOCK,
-                                                            num_warps=4))
-    return calls
-
-
 def variants_of(problem: GemmProblem, sets, platform, device) -> list[tuple]:
     """(kind, name, checked, calls) per variant of ``problem``."""
     from geko_lib.platforms.cuda import timing, triton_gemm as tg
@@ -215,7 +193,7 @@ def variants_of(problem: GemmProblem, sets, platform, device) -> list[tuple]:
     default = platform.default_solution(problem, device)
     out.append(("default", default["SolutionNameMin"], True,
                 platform.launchers(default, problem, sets, device)))
-    out.append(("read", f"read_{READ_BLOCK}", False, read_calls(sets)))
+    out.append(("read", "read", False, timing.read_calls(timing.operand_bytes(problem), device)))
     out.append(("copy", "copy", False, timing.copy_calls(timing.operand_bytes(problem), device)))
     return out
 

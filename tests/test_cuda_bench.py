@@ -42,6 +42,16 @@ def test_floor_is_a_lower_bound_of_every_time(bench):
     assert all(v <= 100 + 1e-9 for v in summary["pct_of_floor"].values())
 
 
+def test_a_read_of_the_bytes_faster_than_their_copy_lowers_the_floor(bench):
+    data = frame()
+    data["read_us"] = [8.0, 2.5, 90.0]  # as on the H200: reading beats copying the bytes
+    data["floor"], ceilings = bench.honest_floor(data, matmul_tflops=700.0)
+    assert data.loc[0, "floor"] == pytest.approx(8.0)  # under the 9 us kernel and the copy
+    assert data.loc[1, "floor"] == pytest.approx(2.5)
+    assert data.loc[2, "floor"] == pytest.approx(1300.0)  # compute-bound: the rate decides
+    assert bench.floor_flaws(data) == []
+
+
 def test_a_time_under_the_floor_is_reported(bench):
     data = frame()
     data["floor"], _ = bench.honest_floor(data, matmul_tflops=700.0)

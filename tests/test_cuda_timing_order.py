@@ -48,3 +48,18 @@ def test_without_settle_a_timed_replay_follows_another_variant(monkeypatch):
     ran, _ = fake_side_by_side(monkeypatch, 2, settle=False)
     timed = [i for i, (_, on) in enumerate(ran) if on]
     assert any(ran[i - 1][0] != ran[i][0] for i in timed)
+
+
+def test_the_read_floor_kernel_compiles_for_sm90_and_reads_every_element():
+    import pytest
+
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+
+    kernel = timing._read_kernel()
+    src = triton.compiler.ASTSource(fn=kernel, signature={"src_ptr": "*bf16", "out_ptr": "*fp32",
+                                                          "n": "i32", "BLOCK": "constexpr"},
+                                    constexprs={"BLOCK": timing.READ_BLOCK})
+    ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
+    # every thread loads its share of the 8 KB block (evict-first) and the sum is stored
+    assert "ld.global.L1::evict_first" in ptx and "st.global" in ptx

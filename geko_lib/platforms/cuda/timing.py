@@ -14,6 +14,7 @@ and Y = op(A)^T (K x M). That is PyTorch's ``y = x W^T`` for a TN problem (X = t
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -318,6 +319,44 @@ def copy_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
 def copy_us(n_bytes: int, device: int, repeats: int = 15) -> float:
     """Time of the copy of ``copy_calls``: the size-aware memory floor of that many bytes."""
     return time_calls(copy_calls(n_bytes, device), repeats=repeats).us
+
+
+READ_BLOCK = 4096  # bf16 elements each program of the read floor reads (8 KB)
+
+
+@functools.lru_cache(maxsize=1)
+def _read_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def read_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(src_ptr + offs, mask=offs < n, other=0.0, eviction_policy="evict_first")
+        tl.store(out_ptr + tl.program_id(0), tl.sum(v.to(tl.float32), axis=0))
+    return read_kernel
+
+
+def read_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
+    """Calls of a kernel that reads ``n_bytes`` once (8 KB a program, one float written per
+    program) over rotating buffers > 4x L2. A GEMM must read its operands at least once, and
+    on the H200 reading a decode GEMM's bytes took 9-12% less time than the copy of
+    ``copy_calls`` moving them (half read, half written; bench/decode_ablation.py), so the
+    floor takes the faster of the two."""
+    t = torch()
+    elements = max(int(n_bytes // 2), READ_BLOCK)
+    count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / (2 * elements)))
+    count = min(count, max(2, MAX_ROTATING_BYTES // (2 * elements)))
+    programs = -(-elements // READ_BLOCK)
+    src = [t.randn(elements, dtype=t.bfloat16, device=f"cuda:{device}") for _ in range(count)]
+    out = t.empty(programs, dtype=t.float32, device=f"cuda:{device}")
+    run = _read_kernel()[(programs,)]
+    return [lambda s=s: run(s, out, elements, BLOCK=READ_BLOCK, num_warps=4) for s in src]
+
+
+def read_us(n_bytes: int, device: int, repeats: int = 15) -> float:
+    """Time of the read of ``read_calls``: the read floor of that many bytes."""
+    return time_calls(read_calls(n_bytes, device), repeats=repeats).us
 
 
 def matmul_peak_tflops(device: int, size: int = 8192) -> float:
