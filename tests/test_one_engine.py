@@ -72,6 +72,21 @@ def test_api_and_workflow_pick_the_same_winners_and_write_the_same_failure_files
         n for n in (GemmProblem.from_row(r).name for r in _rows()) if CRASH in n]
 
 
+def test_api_winners_have_the_columns_and_values_of_the_workflows_winners_csv(
+        tmp_path, monkeypatch):
+    """search.run's winners carry the original's columns (solutionIdx, solution, lib_source,
+    hipblaslt-Gflops ...) as winners.csv does: a script written for the original's
+    search.run read winners["solutionIdx"] and got a KeyError from the API alone."""
+    api_winners, _ = _api(tmp_path)
+    flow_winners, _ = _workflow(tmp_path, monkeypatch)
+    assert list(api_winners.columns) == list(flow_winners.columns)
+    order = ["m", "n", "k"]
+    columns = ["solutionIdx", "solution", "lib_source", "hipblaslt-Gflops", "hipblaslt-GB/s"]
+    pd.testing.assert_frame_equal(
+        api_winners.sort_values(order)[columns].reset_index(drop=True),
+        flow_winners.sort_values(order)[columns].reset_index(drop=True), check_dtype=False)
+
+
 def test_a_run_without_failures_leaves_no_failure_files(tmp_path):
     out = tmp_path / "api"
     out.mkdir()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import failures, files, jobs
+from .. import failures, files, jobs, original_columns
 from ..bench.utils import format_benchmark_output
 from ..campaign import integrity, state as campaign_state
 from ..errors import GekoError
@@ -54,12 +54,15 @@ def _search_one(plat, rows: list[dict], name: str, out: Path, device: int,
     expected = {**made_for, "rows_sha256": hashlib.sha256(text.encode()).hexdigest()}
     if data.is_file():
         reason = integrity.problem(data, expected)
-        if reason is None:
-            return jobs.read_table(data)
+        if reason is None:  # a table of an older geko may lack the original's columns
+            return original_columns.add(jobs.read_table(data), plat.lib_source)
         log.info("%s: searched again: %s", data, reason)
     files.write_text(out / f"{name}.yaml", text)
     problems = [GemmProblem.from_row(r) for r in rows]
-    frame = plat.search(problems, out, device, duration=duration)
+    # the original's columns (solutionIdx, solution, lib_source ...), as the workflow's chunks
+    # have them (phases.search_chunk), so the winners of both doors have the same columns
+    frame = original_columns.add(plat.search(problems, out, device, duration=duration),
+                                 plat.lib_source)
     files.write_text(out / f"{name}.out", format_benchmark_output(frame, plat))
     files.write_csv(data, frame)
     integrity.stamp(data, expected, inputs={})
