@@ -13,7 +13,9 @@ interleaved replays), a replica of that kernel with parts taken out:
 - ``noreduce``: each program stores its partial tile straight to D (no atomics, no counter, no
   read-back): what the in-launch split-K reduction costs; ``atomics_only`` keeps only the
   partials' fp32 atomic adds, ``sync_only`` only the arrival counter and the last program's
-  read-back, store and re-zeroing, ``nozeroing`` all but the re-zeroing: which part costs;
+  read-back, store and re-zeroing, ``nozeroing`` all but the re-zeroing, ``relaxed_counter``
+  the shipped reduction with a relaxed counter (no release/acquire: unsound, timed only):
+  which part costs;
 - ``onex``: the token panel loaded once per program and reused for every K block: what
   re-reading it from L2 (once per weight panel) costs;
 - ``onex_noreduce``: both: what is left is streaming the weights through the template's
@@ -26,6 +28,10 @@ interleaved replays), a replica of that kernel with parts taken out:
 - ``early_ticket``: a candidate reduction, checked like ``full``: each program takes its
   tile's ticket in its first K block, and the program that started last waits for the others'
   partials and adds its own in registers (one round trip to L2 fewer after the last byte);
+- ``two_kernels`` / ``two_kernels_pdl``: candidates, checked: every slice parks its partial,
+  a second kernel sums them in split order (deterministic), launched after the first or, with
+  programmatic dependent launch, already resident and waiting (``griddepcontrol.wait``) for
+  the first to finish;
 - ``shipped_again``: the shipped kernel once more, late in the round: a place effect of the
   interleaved timing shows as a difference from ``shipped``.
 
@@ -41,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait  # noqa: E402
 
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from bench.gemms import parse_gemm, probe_arguments, probe_each  # noqa: E402
@@ -54,12 +61,16 @@ SHIPPED = {(1280, 1): "triton_decode_tma_atomic_16x128x64_g1_k32_w4_s3",
            (8192, 1): "triton_decode_tma_16x64x128_g1_k1_w4_s4",
            (8192, 16): "triton_decode_tma_16x64x128_g1_k1_w4_s6"}
 # REDUCE: how split-K partials meet (what the shipped kernel does, or a part of it)
-SHIPPED_REDUCE, NO_REDUCE, DATA_ONLY, SYNC_ONLY, NO_ZEROING, EARLY_TICKET = range(6)
+(SHIPPED_REDUCE, NO_REDUCE, DATA_ONLY, SYNC_ONLY, NO_ZEROING, EARLY_TICKET, PARTIALS,
+ RELAXED_COUNTER) = range(8)
 # (name, REDUCE, X_ONCE): the token panel loaded for every K block, or once per program
 ABLATIONS = (("full", SHIPPED_REDUCE, False), ("noreduce", NO_REDUCE, False),
              ("atomics_only", DATA_ONLY, False), ("sync_only", SYNC_ONLY, False),
              ("nozeroing", NO_ZEROING, False), ("onex", SHIPPED_REDUCE, True),
-             ("onex_noreduce", NO_REDUCE, True), ("early_ticket", EARLY_TICKET, False))
+             ("onex_noreduce", NO_REDUCE, True), ("early_ticket", EARLY_TICKET, False),
+             ("two_kernels", PARTIALS, False), ("two_kernels_pdl", PARTIALS, False),
+             ("relaxed_counter", RELAXED_COUNTER, False))
+REDUCE_BLOCK = 1024  # workspace cells per program of the second kernel of two_kernels
 ERR_THR = 1e-2
 
 
@@ -69,8 +80,9 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
                     SPLIT_K: tl.constexpr, REDUCE: tl.constexpr, X_ONCE: tl.constexpr):
     """The shipped decode TMA kernel (``_decode_tma_kernel`` with the atomic reduction), with
     the split-K reduction (REDUCE: 0 shipped, 1 none, 2 atomics only, 3 counter and read-back
-    only, 4 no re-zeroing, 5 early ticket) and the token panel's reloading (X_ONCE) as
-    switches."""
+    only, 4 no re-zeroing, 5 early ticket, 6 partials parked for a second kernel, 7 relaxed
+    counter) and the
+    token panel's reloading (X_ONCE) as switches."""
     tile = tl.program_id(0)
     split = tl.program_id(1)
     tiles_m = tl.cdiv(R, BLOCK_M)
@@ -81,6 +93,10 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
     kb_stop = tl.minimum(kb_start + per_split, tl.cdiv(K, BLOCK_K))
     acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     ticket = 0
+    if REDUCE == 6:
+        # the reduce kernel, launched with programmatic dependent launch, may start now: its
+        # programs wait (griddepcontrol.wait) until this kernel has finished and flushed
+        gdc_launch_dependents()
     if X_ONCE:
         x_once = x_desc.load([r0, kb_start * BLOCK_K])
     for kb in tl.range(kb_start, kb_stop):
@@ -103,6 +119,10 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
     d = d_ptr + rm[:, None].to(tl.int64) * sdr + rn[None, :]
     if SPLIT_K == 1 or REDUCE == 1:
         tl.store(d, out.to(d_ptr.dtype.element_ty), mask=valid)
+    elif REDUCE == 6:  # every slice's partial parked in ws[split, tile]; a second kernel sums
+        cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+        slot = (split * tl.num_programs(0) + tile).to(tl.int64) * (BLOCK_M * BLOCK_N)
+        tl.store(ws_ptr + slot + cell, out, mask=valid)
     elif REDUCE == 5:
         cell = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
         tile_ws = ws_ptr + tile.to(tl.int64) * (BLOCK_M * BLOCK_N) + cell
@@ -128,7 +148,10 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
             tl.atomic_add(tile_ws, out, mask=valid, sem="relaxed", scope="gpu")
         if REDUCE != 2:
             tl.debug_barrier()
-            arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")
+            if REDUCE == 7:  # no release/acquire: what the counter's fence costs (unsound)
+                arrived = tl.atomic_add(count_ptr + tile, 1, sem="relaxed", scope="gpu")
+            else:
+                arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel", scope="gpu")
             if arrived == SPLIT_K - 1:
                 tl.debug_barrier()
                 total = tl.load(tile_ws, mask=valid, other=0.0, cache_modifier=".cg")
@@ -139,6 +162,24 @@ def ablation_kernel(x_desc, w_desc, d_ptr, ws_ptr, count_ptr, R, C, K, sdr,
                     tl.store(tile_ws, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32),
                              mask=valid)
                 tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed", scope="gpu")
+
+
+@triton.jit
+def reduce_kernel(ws_ptr, d_ptr, R, C, sdr, cells, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    """The second kernel of two_kernels: D = the sum of the parked partials, in split order."""
+    gdc_wait()  # (returns at once without programmatic dependent launch)
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tile = offs // (BLOCK_M * BLOCK_N)
+    cell = offs % (BLOCK_M * BLOCK_N)
+    tiles_m = tl.cdiv(R, BLOCK_M)
+    rm = (tile % tiles_m) * BLOCK_M + cell // BLOCK_N
+    rn = (tile // tiles_m) * BLOCK_N + cell % BLOCK_N
+    valid = (offs < cells) & (rm < R) & (rn < C)
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        total += tl.load(ws_ptr + s * cells + offs, mask=valid, other=0.0)
+    tl.store(d_ptr + rm * sdr + rn, total.to(d_ptr.dtype.element_ty), mask=valid)
 
 
 def kernel_shape(config_name: str) -> dict:
@@ -155,8 +196,9 @@ def shape_name(shape: dict) -> str:
             .format(**shape))
 
 
-def replica_launcher(shape: dict, ops, reduce=SHIPPED_REDUCE, x_once=False):
-    """A zero-argument call of the replica on ``ops`` (timing.Operands of a TN problem)."""
+def replica_launcher(shape: dict, ops, reduce=SHIPPED_REDUCE, x_once=False, pdl=False):
+    """A zero-argument call of the replica on ``ops`` (timing.Operands of a TN problem); with
+    PARTIALS, the replica then the reduce kernel (``pdl``: launched dependent on it)."""
     import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -166,14 +208,24 @@ def replica_launcher(shape: dict, ops, reduce=SHIPPED_REDUCE, x_once=False):
     x_desc = TensorDescriptor(x, [problem.n, problem.k], [problem.k, 1], [bm, bk])
     w_desc = TensorDescriptor(w, [problem.m, problem.k], [problem.k, 1], [bn, bk])
     tiles = -(-problem.n // bm) * -(-problem.m // bn)
-    ws = torch.zeros(tiles * bm * bn, dtype=torch.float32, device=d.device)
+    slices = split if reduce == PARTIALS else 1
+    ws = torch.zeros(slices * tiles * bm * bn, dtype=torch.float32, device=d.device)
     counts = torch.zeros(2 * tiles, dtype=torch.int32, device=d.device)  # tickets, arrivals
     run = ablation_kernel[(tiles, split)]
     args = (x_desc, w_desc, d, ws, counts, problem.n, problem.m, problem.k, d.stride(0))
 
-    def call():
+    if reduce != PARTIALS:
+        def call():
+            run(*args, REDUCE=reduce, X_ONCE=x_once, **shape)
+        return call
+    cells = tiles * bm * bn
+    finish = reduce_kernel[(-(-cells // REDUCE_BLOCK),)]
+
+    def call_two():
         run(*args, REDUCE=reduce, X_ONCE=x_once, **shape)
-    return call
+        finish(ws, d, problem.n, problem.m, d.stride(0), cells, BLOCK_M=bm, BLOCK_N=bn,
+               SPLIT_K=split, BLOCK=REDUCE_BLOCK, num_warps=4, launch_pdl=pdl)
+    return call_two
 
 
 def variants_of(problem: GemmProblem, sets, platform, device) -> list[tuple]:
@@ -187,8 +239,10 @@ def variants_of(problem: GemmProblem, sets, platform, device) -> list[tuple]:
     for name, reduce, x_once in ABLATIONS:
         if reduce != SHIPPED_REDUCE and shape["SPLIT_K"] == 1:
             continue
-        out.append((name, shape_name(shape), name in ("full", "early_ticket"),
-                    [replica_launcher(shape, ops, reduce, x_once) for ops in sets]))
+        checked = name in ("full", "early_ticket", "two_kernels", "two_kernels_pdl")
+        out.append((name, shape_name(shape), checked,
+                    [replica_launcher(shape, ops, reduce, x_once, pdl=name.endswith("_pdl"))
+                     for ops in sets]))
     out.append(("shipped_again", shipped, False, out[0][3]))
     default = platform.default_solution(problem, device)
     out.append(("default", default["SolutionNameMin"], True,
