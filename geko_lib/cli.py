@@ -43,8 +43,8 @@ from .campaign import lock as campaign_lock, progress as campaign_progress, \
 from . import (files, log_setup, newer_revisions, path_errors, platforms, resources, terminal,
                utils, workload)
 from .platforms import detect
-from .config_schema import (default, get_key, merged, non_finite, schema, schema_defaults,
-                            schema_entry, set_key)
+from .config_schema import (default, first_problem, get_key, merged, problem_line,
+                            schema_defaults, schema_entry, set_key)
 from .errors import GekoError
 from .gemm import GemmError
 
@@ -408,20 +408,10 @@ def check_workload(config: dict) -> None:
 
 def validate(config: dict) -> None:
     """The config against the schema, each problem named by the flag that set it."""
-    import jsonschema
-
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema()).iter_errors(config))
-    if error is not None:
-        key, message = ".".join(str(p) for p in error.path), error.message
-    else:
-        found = non_finite(config)
-        if found is None:
-            return
-        key, message = found[0], f"{found[1]} is not a finite number"
-    name = flag_name(key)
-    where = f"{name} (config key {key})" if name != key else f"config key {key or '(top)'}"
-    raise UsageError(f"{where}: {message}")
+    problem = first_problem(config)
+    if problem is not None:
+        key, message = problem
+        raise UsageError(problem_line(key, message, flag_name(key)))
 
 
 def check_ready(config: dict) -> None:

@@ -96,3 +96,26 @@ def non_finite(config: dict, properties: dict | None = None) -> tuple[str, float
         elif isinstance(value, float) and not math.isfinite(value):
             return key, value
     return None
+
+
+def first_problem(config: dict) -> tuple[str, str] | None:
+    """(key, what is wrong) of the first value the schema refuses, then of the first NaN or
+    infinite number, else None: what both doors (the ``geko`` flags, snakemake's ``--config``
+    and config files) refuse, so they refuse the same values with the same words."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema()).iter_errors(config))
+    if error is not None:
+        return ".".join(str(p) for p in error.path), error.message
+    found = non_finite(config)
+    if found is not None:
+        return found[0], f"{found[1]} is not a finite number"
+    return None
+
+
+def problem_line(key: str, message: str, flag: str | None = None) -> str:
+    """One line naming the config key (and the ``geko`` flag that set it, where one did), its
+    value and what is allowed: ``--up_thr (config key up_thr): 0 is less than ...``."""
+    where = f"{flag} (config key {key})" if flag and flag != key else f"config key {key or '(top)'}"
+    return f"{where}: {message}"

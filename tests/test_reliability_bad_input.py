@@ -107,9 +107,39 @@ def test_non_finite_is_found_in_sections_and_only_in_numbers():
 def test_the_workflow_refuses_a_nan_in_its_config(campaign):
     run = campaign(up_thr=math.nan)  # `up_thr: .nan` in the config file
     proc = run.snakemake("-n", check=False)
-    assert proc.returncode != 0
-    assert "config: up_thr: nan is not a finite number" in proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert "geko: error: config key up_thr: nan is not a finite number" in proc.stderr
     assert not run.workdir.exists()
+
+
+@pytest.mark.slow
+def test_the_workflow_names_a_refused_config_value_in_one_line_as_geko_does(campaign):
+    """`snakemake --config up_thr=0` printed snakemake's WorkflowError with the schema's dump
+    (`Failed validating 'exclusiveMinimum' in schema['properties']['up_thr']: ...`, exit 1)
+    where `geko --up_thr 0` names the key and value in one line."""
+    run = campaign()
+    proc = run.snakemake("-n", "--config", "mode=serch", check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Failed validating" not in proc.stderr and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("geko: error:")]
+    assert errors == ["geko: error: config key mode: 'serch' is not one of ['search', 'tune']"]
+    assert not run.workdir.exists()
+
+
+def test_both_doors_build_the_same_line_for_a_refused_value():
+    from geko_lib.config_schema import first_problem, problem_line, schema_defaults
+
+    config = schema_defaults()
+    assert first_problem(config) is None
+    config["up_thr"] = 0
+    problem = first_problem(config)
+    assert problem == ("up_thr", "0 is less than or equal to the minimum of 0")
+    assert problem_line(*problem) == "config key up_thr: 0 is less than or equal to the minimum of 0"
+    assert problem_line(*problem, flag="--up_thr") == \
+        "--up_thr (config key up_thr): 0 is less than or equal to the minimum of 0"
+    config["up_thr"], config["cuda"]["search_budget_s"] = 1.03, math.nan
+    assert problem_line(*first_problem(config)) == \
+        "config key cuda.search_budget_s: nan is not a finite number"
 
 
 def test_a_directory_given_as_the_workload_is_called_one(tmp_path):

@@ -1,5 +1,6 @@
 # Config validation, path resolution and the input functions of data-dependent fan-out.
 import os
+import sys
 
 from snakemake.utils import validate
 
@@ -8,10 +9,13 @@ from geko_lib.bench import rows as bench_rows, text as bench_text
 from geko_lib.campaign import layout
 
 
-validate(config, "../schemas/config.schema.yaml")
-_NON_FINITE = config_schema.non_finite(config)  # NaN passes every bound of the schema
-if _NON_FINITE:
-    raise ValueError("config: {}: {} is not a finite number".format(*_NON_FINITE))
+# A refused value is named in one line as the geko command names it (key, value, what is
+# allowed), not in a schema dump; the same check as the command (NaN too: no bound catches it).
+_PROBLEM = config_schema.first_problem(config)
+if _PROBLEM:
+    print(f"geko: error: {config_schema.problem_line(*_PROBLEM)}", file=sys.stderr)
+    sys.exit(2)
+validate(config, "../schemas/config.schema.yaml")  # fills in the defaults of the schema
 
 # Paths in the config are relative to where snakemake was started, before `workdir:` moves us.
 LAUNCH_DIR = Path(os.getcwd())
