@@ -7,6 +7,7 @@ rocm platform rejects), so the sim cannot hide a job without work again."""
 from __future__ import annotations
 
 import os
+import re
 
 import pandas as pd
 import pytest
@@ -160,3 +161,42 @@ def test_rocm_bench_of_two_gemms_on_eight_devices(campaign, tmp_path):
     for yaml_name in {c["yaml"] for c in calls}:
         rows = yaml.safe_load(next(run.workdir.rglob(yaml_name)).read_text())
         assert rows, yaml_name  # hipblaslt-bench was never given an empty problem list
+
+
+@pytest.mark.slow
+def test_geko_tune_of_one_gemm_on_four_devices_matches_the_api(tmp_path):
+    """``./bin/geko --tune`` of one GEMM with ``-d 0,1,2,3`` on the sim: one tuning job on one
+    of those devices, the GEMM kept and shipped, and the Python API (optim.run over the same
+    tuning YAML and devices) tunes the same kernel."""
+    import shutil
+    import subprocess
+    import sys
+
+    from geko_lib import library, optim
+    from tests.conftest import ROOT
+
+    proc = subprocess.run([sys.executable, str(ROOT / "bin" / "geko"), "--tune", "--arch",
+                           "gfx950", "--inline", "256", "512", "1", "256", "B", "B", "S", "N",
+                           "T", "-d", "0,1,2,3", "--workdir", "run", "--cores", "2",
+                           "--lock-dir", str(tmp_path / "locks")],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run = tmp_path / "run"
+    (tuning_yaml,) = (run / "optimizations").glob("*_0.yaml")
+    leases = (run / "logs" / "optimize" / f"{tuning_yaml.stem}.log").read_text()
+    assert re.findall(r"leased sim device (\d+)", leases)[0] in {"0", "1", "2", "3"}
+    kept = pd.read_csv(run / "results" / "final_results.csv")
+    assert len(kept) == 1 and "1 of 1 GEMMs kept" in proc.stdout
+
+    api_dir = tmp_path / "api"
+    api_dir.mkdir()
+    shutil.copy(tuning_yaml, api_dir / tuning_yaml.name)
+    (logic,) = optim.run(tuning_dir=api_dir, devices=[0, 1, 2, 3], platform="sim",
+                         arch="gfx950", lock_dir=str(tmp_path / "locks"))
+    flow = run / "optimizations" / f"build_{tuning_yaml.stem}" / "3_LibraryLogic"
+
+    def kernels(directory):
+        return {p.name: [s.get("SolutionNameMin") for s in library.load(p).solutions]
+                for p in directory.glob("*.yaml")}
+
+    assert kernels(logic) == kernels(flow) and kernels(flow)
