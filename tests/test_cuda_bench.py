@@ -52,6 +52,18 @@ def test_a_read_of_the_bytes_faster_than_their_copy_lowers_the_floor(bench):
     assert bench.floor_flaws(data) == []
 
 
+def test_a_kernel_two_columns_name_is_one_kernel_to_time(bench):
+    default = {"SolutionIndex": 0, "SolutionNameMin": "cublaslt_heuristic_default",
+               "Backend": "default"}
+    shipped = dict(default, SolutionIndex=7)  # the same kernel at another place in a library
+    tuned = {"SolutionIndex": 0, "SolutionNameMin": "lt_a66_t20", "Backend": "cublaslt",
+             "CublasLt": {"algo_id": 66, "tile": 20}}
+    assert bench.solution_key(default) == bench.solution_key(shipped)
+    assert bench.solution_key(default) != bench.solution_key(tuned)
+    assert bench.solution_key(tuned) != bench.solution_key(
+        dict(tuned, CublasLt={"algo_id": 66, "tile": 21}))
+
+
 def test_a_time_under_the_floor_is_reported(bench):
     data = frame()
     data["floor"], _ = bench.honest_floor(data, matmul_tflops=700.0)

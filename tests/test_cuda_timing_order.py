@@ -40,8 +40,8 @@ def test_every_timed_replay_follows_a_replay_of_the_same_variant(monkeypatch):
     assert len(timed) == 3 * 3 and len(out) == 3
     for i in timed:
         assert i > 0 and ran[i - 1] == (ran[i][0], False)
-    # still interleaved: each round visits every variant once, in order
-    assert [ran[i][0] for i in timed] == [0, 1, 2] * 3
+    # still interleaved: each round visits every variant once, each round starting one later
+    assert [ran[i][0] for i in timed] == [0, 1, 2, 1, 2, 0, 2, 0, 1]
 
 
 def test_without_settle_a_timed_replay_follows_another_variant(monkeypatch):

@@ -284,21 +284,25 @@ def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats:
                       settle: bool = True) -> list[Timing]:
     """Median time per call of every variant, their replays interleaved round-robin so each
     variant sees the same clocks and temperature (a GPU that slows under sustained load would
-    otherwise favour whichever variant ran first). With ``settle`` every timed replay follows
-    an untimed replay of the same variant: the replay that comes after another variant's
-    (other buffers, another kernel) ran 1.5-3.5% slower on the H200, so without it whichever
-    variant follows the round's last one was timed slower (bench/timing_position.py)."""
+    otherwise favour whichever variant ran first), each round starting one variant later than
+    the one before. With ``settle`` every timed replay follows an untimed replay of the same
+    variant: on the H200 a replay right after the copy floor's (other buffers, another kernel)
+    ran 0.6-2.2% slower than the same kernel's replay after itself, and without ``settle``
+    whichever variant followed the round's last one was timed slower
+    (bench/timing_position.py, bench/RESULTS.md)."""
     prepared = [prepare(calls, target_us) for calls in variants]
     for _ in range(warmup):
         for p in prepared:
             p.run()
     torch().cuda.synchronize()
     samples: list[list[float]] = [[] for _ in prepared]
-    for _ in range(repeats):
-        for p, into in zip(prepared, samples):
+    n = len(prepared)
+    for round_ in range(repeats):
+        for i in range(n):  # each round starts one variant later: no variant keeps a place
+            index = (round_ + i) % n
             if settle:
-                p.run()
-            into.append(_time_region(p.run) / p.calls)
+                prepared[index].run()
+            samples[index].append(_time_region(prepared[index].run) / prepared[index].calls)
     return [_summary(s, p) for s, p in zip(samples, prepared)]
 
 
@@ -375,8 +379,3 @@ def measure_ceilings(device: int) -> dict:
     copy = copy_us(2 * gib, device)
     return {"hbm_tbps": 2 * gib / copy / 1e6, "peak_tflops": {"16": matmul_peak_tflops(device)},
             "source": "measured on this device in this run (copy of 1 GiB; bf16 8192^3 matmul)"}
-
-
-def size_aware_floor_us(problem: GemmProblem, peak_tflops: float, device: int) -> float:
-    """max(FLOPs at the measured matmul rate, a device copy moving the same bytes)."""
-    return max(problem.flops / peak_tflops / 1e6, copy_us(operand_bytes(problem), device))
