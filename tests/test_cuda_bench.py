@@ -53,13 +53,16 @@ def test_a_read_of_the_bytes_faster_than_their_copy_lowers_the_floor(bench):
 
 
 def test_a_kernel_two_columns_name_is_one_kernel_to_time(bench):
-    default = {"SolutionIndex": 0, "SolutionNameMin": "cublaslt_heuristic_default",
-               "Backend": "default"}
-    shipped = dict(default, SolutionIndex=7)  # the same kernel at another place in a library
+    default = {"SolutionNameMin": "cublaslt_heuristic_default", "Backend": "default",
+               "Chosen": "lt_a66_t29_s35_k1_r0_w0_c1_i0_cl3"}
+    # the default as a library ships it: recorded for another size, at a place in the file
+    shipped = dict(default, SolutionIndex=6, Chosen="lt_a66_t10_s35_k5_r2_w0_c1_i0_cl4")
     tuned = {"SolutionIndex": 0, "SolutionNameMin": "lt_a66_t20", "Backend": "cublaslt",
-             "CublasLt": {"algo_id": 66, "tile": 20}}
+             "CublasLt": {"algo_id": 66, "tile": 20}, "CublasLtVersion": 130100}
     assert bench.solution_key(default) == bench.solution_key(shipped)
     assert bench.solution_key(default) != bench.solution_key(tuned)
+    assert bench.solution_key(tuned) == bench.solution_key(
+        dict(tuned, SolutionIndex=3, KernelNameMin="lt_a66_t20"))
     assert bench.solution_key(tuned) != bench.solution_key(
         dict(tuned, CublasLt={"algo_id": 66, "tile": 21}))
 
