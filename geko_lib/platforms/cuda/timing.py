@@ -287,7 +287,7 @@ def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats:
     otherwise favour whichever variant ran first), each round starting one variant later than
     the one before. With ``settle`` every timed replay follows an untimed replay of the same
     variant: on the H200 a replay right after the copy floor's (other buffers, another kernel)
-    ran 0.6-2.2% slower than the same kernel's replay after itself, and without ``settle``
+    ran 0.6-2.3% slower than the same kernel's replay after itself, and without ``settle``
     whichever variant followed the round's last one was timed slower
     (bench/timing_position.py, bench/RESULTS.md)."""
     prepared = [prepare(calls, target_us) for calls in variants]
