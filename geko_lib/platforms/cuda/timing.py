@@ -344,9 +344,9 @@ def _read_kernel():
 def read_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
     """Calls of a kernel that reads ``n_bytes`` once (8 KB a program, one float written per
     program) over rotating buffers > 4x L2. A GEMM must read its operands at least once, and
-    on the H200 reading a decode GEMM's bytes took 9-12% less time than the copy of
-    ``copy_calls`` moving them (half read, half written; bench/decode_ablation.py), so the
-    floor takes the faster of the two."""
+    on the H200 reading each GEMM's bytes of two serving traces took 2.5-9.8% less time than
+    the copy of ``copy_calls`` moving them (half read, half written; bench/RESULTS.md), so
+    the floor counts the read too."""
     t = torch()
     elements = max(int(n_bytes // 2), READ_BLOCK)
     count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / (2 * elements)))
