@@ -393,17 +393,20 @@ def workload_config(args) -> dict:
 
 
 def check_workload(config: dict) -> None:
-    """The workload file read as the workflow's ingest reads it (the campaign's platform and,
-    for a --list grid, its arch), so a bad one is refused before anything is written and a
-    good one is never refused here that the workflow takes."""
+    """The workload read as the workflow's ingest reads it (the campaign's platform and arch:
+    types either cannot run are refused, and the arch sizes a --list grid), so a bad one is
+    refused before anything is written and a good one is never refused here that the
+    workflow takes."""
+    target = {"platform": config["platform"], "arch": config["arch"]}
     if config["workload_log"]:
-        workload.read(config["workload_log"], platform=config["platform"])
+        workload.read(config["workload_log"], **target)
     elif config["workload_list"]:
-        workload.read_list(config["workload_list"], platform=config["platform"],
-                           arch=config["arch"])
+        workload.read_list(config["workload_list"], **target)
     elif config["workload_model"]:
-        workload.read_model(config["workload_model"], platform=config["platform"],
+        workload.read_model(config["workload_model"], **target,
                             **workload.model_config.options(config))
+    elif config["workload_inline"]:
+        workload.read_inline(config["workload_inline"], **target)
 
 
 def validate(config: dict) -> None:

@@ -58,10 +58,12 @@ def verify_output(latency_file, bench_file) -> bool:
     return len(results) == len(problems) and covers(results, problems)
 
 
-def parse(log_file, as_df: bool = True):
+def parse(log_file, as_df: bool = True, *, platform: str | None = None,
+          arch: str | None = None):
     """A workload (mask-64 log, its CSV, mask-32 bench lines) as canonical rows: a DataFrame,
-    or with ``as_df=False`` a list of dicts. Refuses bad input naming file, line and field."""
-    frame = workload.read(log_file)
+    or with ``as_df=False`` a list of dicts. Refuses bad input naming file, line and field,
+    types ``platform``'s library or ``arch`` cannot run included."""
+    frame = workload.read(log_file, platform=platform, arch=arch)
     return frame if as_df else records(frame)
 
 
@@ -107,12 +109,14 @@ def summarize(hipblaslt_path=None, log_file=None, output_dir="workdir", keep_thr
     ``output_dir/summary.csv`` and ``gemms.csv``. With ``keep_thr > 0`` (a percent of GEMM
     time) the workload is benchmarked first (``<log stem>.yaml`` and its output ``.out`` in
     output_dir, as the original) and GEMMs below the threshold are dropped; with 0 nothing
-    runs and the summary is the GEMMs and their call counts."""
+    runs and the summary is the GEMMs and their call counts. A GEMM of a type the platform or
+    the ``arch`` keyword cannot run is refused before anything runs."""
     from .bench import run as bench_run
     if log_file is None:
         raise TypeError("summarize() needs log_file")
     output_dir = Path(output_dir)
-    frame = parse(log_file)
+    frame = parse(log_file, platform=platforms.requested_name(hipblaslt_path, platform),
+                  arch=config.get("arch"))
     baseline = None
     if keep_thr > 0:
         plat = platforms.resolve(hipblaslt_path, platform, **config)

@@ -7,17 +7,17 @@ from ..log_setup import LOGGER
 
 READERS = {"log": workload.read, "list": workload.read_list, "inline": workload.read_inline,
            "model": workload.read_model}
-# what a reader needs beyond the platform: a --list grid is drawn for the campaign's arch, a
-# model's GEMMs for its tensor-parallel degree, token counts, weights and dtype
-EXTRA = {"list": lambda config: {"arch": config.get("arch")},
-         "model": model_config.options}
+# what a reader needs beyond the platform and arch: a model's GEMMs are drawn for its
+# tensor-parallel degree, token counts, weights and dtype
+EXTRA = {"model": model_config.options}
 
 
 def run(job):
-    # types the configured platform's library cannot run are refused here, naming file:line:field
+    # types the configured platform's library or the campaign's arch cannot run are refused
+    # here, naming file:line:field (the arch also sizes a --list grid)
     extra = EXTRA.get(job.params.kind, lambda config: {})(job.config)
     table = READERS[job.params.kind](job.params.value, platform=job.config.get("platform"),
-                                     **extra)
+                                     arch=job.config.get("arch"), **extra)
     workload.write(table, job.output[0])
     logging.getLogger(LOGGER).info("%d workload rows, %d calls", len(table),
                                    int(table["call_count"].sum()))

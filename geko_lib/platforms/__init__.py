@@ -194,11 +194,18 @@ def resolve(hipblaslt_path=None, platform=None, **config) -> Platform:
         logging.getLogger(LOGGER).warning(
             "no hipblaslt_path or platform= given: running on the sim platform (an analytic "
             "GPU model; its times are predictions)")
-    if platform is None:
-        platform = "rocm" if hipblaslt_path is not None else "sim"
+    platform = requested_name(hipblaslt_path, platform) or "sim"
     if platform == "rocm" and hipblaslt_path is not None:
         return platform_class("rocm").for_checkout(hipblaslt_path, dict(config, platform="rocm"))
     return get(dict(config, platform=platform))
+
+
+def requested_name(hipblaslt_path=None, platform=None) -> str | None:
+    """The platform an API call names (see :func:`resolve`) without setting it up: ``platform``'s
+    name, else rocm for a ``hipblaslt_path``; None when neither is given."""
+    if platform is not None:
+        return platform if isinstance(platform, str) else platform.name
+    return "rocm" if hipblaslt_path is not None else None
 
 
 def peak_class(gemm_type) -> str:

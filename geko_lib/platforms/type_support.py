@@ -17,6 +17,13 @@ Sources, per platform:
   bf16, f16 or f32; D equal to C, or an FP8 type when C is 16-bit) in the cuBLAS documentation.
   Block-scaled FP4 needs sm_100 and is left out.
 - **sim** models any GEMM the others can run: the union.
+
+On top of a platform's table, the campaign's architecture (``--arch``) may rule out data types
+its hardware has no instructions for (``ARCH_LIMITS``, keyed by the device model an arch name
+runs as): gfx950 runs the OCP fp8 types, not the FNUZ ones; gfx942 has no float4. gfx942 takes
+the OCP fp8 spellings (``f8_r``, ``bf8_r``) as well as the FNUZ ones: TensileLite's F8 is FNUZ
+there, and the original's gfx942 MFMA allow-list lists F8 and F8N alike (see
+:func:`geko_lib.tuning.mi_designer.mi_family`). An arch without an entry has no such limits.
 """
 
 from __future__ import annotations
@@ -105,14 +112,53 @@ CUDA: frozenset[Combo] = frozenset([
     *_cublaslt_fp8(),
 ])
 
+# ---- per architecture: data types its hardware cannot run ------------------------------------
+
+
+class ArchLimit(NamedTuple):
+    types: frozenset[str]  # a, b, c or d types the arch's instructions cannot take
+    why: str  # what the arch runs instead, for the refusal
+
+
+ARCH_LIMITS: dict[str, ArchLimit] = {
+    "gfx950": ArchLimit(frozenset(_FNUZ_FP8),
+                        "gfx950's fp8 types are the OCP ones (f8_r, bf8_r); the FNUZ types "
+                        "are gfx942's"),
+    "gfx942": ArchLimit(frozenset({"f4_r"}), "gfx942 has no float4 (E2M1) instructions; "
+                                             "gfx950 has"),
+    # H200 (sm_90): OCP fp8 (E4M3, E5M2) only; block-scaled float4 needs sm_100
+    "h200": ArchLimit(frozenset({*_FNUZ_FP8, "f4_r"}),
+                      "h200's fp8 types are the OCP ones (f8_r, bf8_r) and it has no float4"),
+}
+
+
+def arch_limit(arch: str | None) -> ArchLimit | None:
+    """The types ``arch`` (an ``--arch`` name, e.g. gfx942_80cu, or a device model) cannot
+    run; None for no arch, or one without limits."""
+    from .archs import ARCHS
+
+    if not isinstance(arch, str) or not arch:
+        return None
+    model = ARCHS[arch].model if arch in ARCHS else arch
+    return ARCH_LIMITS.get(model)
+
+
+def runs_on(combo, arch: str | None) -> bool:
+    """Whether ``arch``'s hardware takes every data type of ``combo``."""
+    limit = arch_limit(arch)
+    return limit is None or not limit.types.intersection(Combo(*combo)[:4])
+
+
 TABLES: dict[str, frozenset[Combo]] = {"rocm": ROCM, "cuda": CUDA, "sim": ROCM | CUDA}
 LIBRARY = {"rocm": "hipBLASLt", "cuda": "cuBLASLt", "sim": "hipBLASLt or cuBLASLt (sim models either)"}
 
 
-def table(platform: str | None) -> frozenset[Combo]:
-    """The combinations ``platform`` supports; every platform's (the union) when it is None or
-    not one of the tables (a platform added without a table is checked against the union)."""
-    return TABLES.get(platform or "sim", TABLES["sim"])
+def table(platform: str | None, arch: str | None = None) -> frozenset[Combo]:
+    """The combinations ``platform`` supports (on ``arch``, when given); every platform's (the
+    union) when it is None or not one of the tables (a platform added without a table is
+    checked against the union)."""
+    rows = TABLES.get(platform or "sim", TABLES["sim"])
+    return rows if arch_limit(arch) is None else frozenset(r for r in rows if runs_on(r, arch))
 
 
 def library_name(platform: str | None) -> str:
@@ -131,14 +177,16 @@ def _describe_prefix(values: tuple[str, ...]) -> str:
     return text
 
 
-def unsupported(combo, platform: str | None = None) -> tuple[str, str] | None:
-    """None when ``combo`` (a, b, c, d, compute) is supported on ``platform``; otherwise the first
-    field (in a, b, c, d, compute order) that no supported combination allows after the fields
-    before it, and a message saying what would be allowed there."""
+def unsupported(combo, platform: str | None = None, arch: str | None = None
+                ) -> tuple[str, str] | None:
+    """None when ``combo`` (a, b, c, d, compute) is supported on ``platform`` and ``arch``;
+    otherwise the first field (in a, b, c, d, compute order) that no supported combination of
+    the platform allows after the fields before it, and a message saying what would be allowed
+    there, or else the first field of a type the arch cannot run, and a message naming the arch."""
     combo = Combo(*combo)
     rows = table(platform)
     if combo in rows:
-        return None
+        return _arch_problem(combo, arch)
     for k, field in enumerate(FIELDS):
         prefix = combo[:k]
         allowed = sorted({row[k] for row in rows if row[:k] == prefix})
@@ -147,3 +195,13 @@ def unsupported(combo, platform: str | None = None) -> tuple[str, str] | None:
             return field, (f"{combo[k]}{after} is not a type combination {library_name(platform)} "
                            f"supports (allowed here: {', '.join(allowed)})")
     raise AssertionError("unreachable: a combination that matches every prefix is in the table")
+
+
+def _arch_problem(combo: Combo, arch: str | None) -> tuple[str, str] | None:
+    limit = arch_limit(arch)
+    if limit is None:
+        return None
+    for field, value in zip(FIELDS[:4], combo):
+        if value in limit.types:
+            return field, f"{value} is not a type {arch} can run: {limit.why}"
+    return None

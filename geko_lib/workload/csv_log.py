@@ -63,7 +63,7 @@ def _number(value):
     return value
 
 
-def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
+def _read_csv(path, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
     layout = _csv_record_lines(path)
     _refuse_duplicate_columns(path, layout)
     try:
@@ -96,4 +96,4 @@ def _read_csv(path, platform: str | None = None) -> pd.DataFrame:
         rows.add(keys, list(values))
     if not keys:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
-    return _normalize(rows, platform)
+    return _normalize(rows, platform, arch)

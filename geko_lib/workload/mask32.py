@@ -92,7 +92,8 @@ def _bench_rows(path, counts: Counter) -> _Rows:
     return rows
 
 
-def read_bench_commands(path, *, platform: str | None = None) -> pd.DataFrame:
+def read_bench_commands(path, *, platform: str | None = None, arch: str | None = None
+                        ) -> pd.DataFrame:
     """A HIPBLASLT_LOG_MASK=32 log: one ``hipblaslt-bench ...`` command line per GEMM call.
 
     Flags named like a log field (``-m/-n/-k`` -> ``M/N/K``, ``--lda``, ``--transA``, ``--a_type``,
@@ -103,4 +104,4 @@ def read_bench_commands(path, *, platform: str | None = None) -> pd.DataFrame:
     problem = _missing_file(path)
     if problem:
         raise problem
-    return _normalize(_bench_rows(path, _count_lines(path)), platform)
+    return _normalize(_bench_rows(path, _count_lines(path)), platform, arch)

@@ -216,7 +216,7 @@ def model_rows(path, *, tp, tokens, token_weights: object = "serving", dtype="bf
 
 
 def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serving",
-               dtype="bf16_r", platform: str | None = None):
+               dtype="bf16_r", platform: str | None = None, arch: str | None = None):
     """A model's ``config.json`` -> the canonical workload table (one row per distinct GEMM)."""
     from .parsing import _missing_file
     from .table import _Rows, _normalize
@@ -229,4 +229,4 @@ def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serv
     rows = _Rows(path, lambda i: None)
     for row in parsed:
         rows.add(tuple(row), list(row.values()))
-    return _normalize(rows, platform)
+    return _normalize(rows, platform, arch)

@@ -24,7 +24,8 @@ log = logging.getLogger(LOGGER)
 # public readers
 
 
-def _read_fast(path, platform: str | None = None) -> pd.DataFrame | None:
+def _read_fast(path, platform: str | None = None, arch: str | None = None
+               ) -> pd.DataFrame | None:
     """The fast path of :func:`read`; None where PyYAML must read the whole file."""
     counts = _count_lines(path)
     first = _FirstLines(path)
@@ -32,24 +33,25 @@ def _read_fast(path, platform: str | None = None) -> pd.DataFrame | None:
         s = _decode(raw, path, lambda: first[raw]).lstrip("\ufeff").strip()
         if _meaningful(s):
             if _is_bench_line(s):
-                return _normalize(_bench_rows(path, counts), platform)
+                return _normalize(_bench_rows(path, counts), platform, arch)
             _check_not_trace(s, path, lambda: first[raw])
             break
     else:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
     rows = _read_yaml_fast(path, counts)
     del counts
-    return None if rows is None else _normalize(rows, platform)
+    return None if rows is None else _normalize(rows, platform, arch)
 
 
-def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFrame:
+def read(source, *, fast: bool = True, platform: str | None = None,
+         arch: str | None = None) -> pd.DataFrame:
     """Read a workload file into the canonical table (see the module docstring).
 
     ``.csv`` -> CSV; a file whose first non-blank, non-comment line starts with ``hipblaslt-bench``
     -> mask-32 command lines; anything else -> a mask-64 YAML log. ``fast=False`` parses YAML logs
     with PyYAML as a whole (the reference); the result is the same table. Data-type combinations
-    ``platform``'s library does not support (any library's, without one) are refused
-    (:mod:`geko_lib.platforms.type_support`).
+    ``platform``'s library does not support (any library's, without one), or with types
+    ``arch`` cannot run, are refused (:mod:`geko_lib.platforms.type_support`).
     """
     path = source
     problem = _missing_file(path)
@@ -59,19 +61,19 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
         from . import tunableop  # PyTorch TunableOp's untuned/results files (no header row)
 
         if tunableop.is_tunableop_file(path):
-            return _normalize(tunableop.workload_rows(path, _Rows), platform)
+            return _normalize(tunableop.workload_rows(path, _Rows), platform, arch)
         from . import aiter  # aiter's untuned/tuned GEMM CSVs (vLLM, SGLang on ROCm)
 
         if aiter.is_aiter_file(path):
-            return _normalize(aiter.workload_rows(path, _Rows), platform)
-        return _read_csv(path, platform)
+            return _normalize(aiter.workload_rows(path, _Rows), platform, arch)
+        return _read_csv(path, platform, arch)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the
         # cyclic garbage collector would repeatedly rescan them all (about a third of the time).
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            table = _read_fast(path, platform)
+            table = _read_fast(path, platform, arch)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -82,7 +84,7 @@ def read(source, *, fast: bool = True, platform: str | None = None) -> pd.DataFr
         s = line.strip()
         if _meaningful(s):
             if _is_bench_line(s):
-                return _normalize(_bench_rows(path, _count_lines(path)), platform)
+                return _normalize(_bench_rows(path, _count_lines(path)), platform, arch)
             _check_not_trace(s, path, number)
             break
-    return _normalize(_read_yaml_reference(path, text), platform)
+    return _normalize(_read_yaml_reference(path, text), platform, arch)

@@ -70,7 +70,8 @@ def rows_of(gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]]
 
 
 def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]],
-                    lines: Sequence[int | None], platform: str | None = None) -> pd.DataFrame:
+                    lines: Sequence[int | None], platform: str | None = None,
+                    arch: str | None = None) -> pd.DataFrame:
     rows = _Rows(path, lambda i: lines[i] if i < len(lines) else None)
     type_fields = gemm_type.log_fields()
     keys = ("function", "M", "N", "K", "transA", "transB", "batch_count", "a_type", "b_type",
@@ -79,7 +80,7 @@ def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, i
         rows.add(keys, ["matmul", m, n, k, type_fields["transA"], type_fields["transB"], b,
                         type_fields["a_type"], type_fields["b_type"], type_fields["c_type"],
                         type_fields["d_type"], type_fields["compute_type"], 1])
-    return _normalize(rows, platform)
+    return _normalize(rows, platform, arch)
 
 
 def read_list(path, *, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
@@ -90,7 +91,7 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
     ...]`` (duplicates dropped, order kept); ``1``: the original's grid for the compute units of
     ``arch`` (the campaign's; else the file's ``ARCH``), ``GRID_DENSITY`` 1..5, default 4
     (:mod:`geko_lib.workload.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
-    :func:`read`, relative to the list file.
+    :func:`read`, relative to the list file. The GEMMs' types are checked for that arch too.
     """
     problem = _missing_file(path)
     if problem:
@@ -118,6 +119,8 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
         if data.get(key) not in (None, False, 0, "", "none", "None"):
             raise WorkloadError(path, line_of_key(key), key,
                                 f"{data[key]!r}: {newer_revisions.MX_WHY}")
+    file_arch = data.get("ARCH") if isinstance(data.get("ARCH"), str) else None
+    types_arch = arch or file_arch  # the arch the GEMMs are for: their types must run on it
     option = data.get("SIZE_OPTION", 0)
     option = 0 if option is None else option
     if type(option) is not int or option not in (0, 1, 2):
@@ -136,7 +139,7 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
                                 f"workload log {str(target)!r} does not exist")
         from .reader import read  # a list may name a workload log (SIZE_OPTION 2)
 
-        return read(target, platform=platform)
+        return read(target, platform=platform, arch=types_arch)
 
     gemm_type = _gemm_type_from_codes(data, path, line_of_key)
     if option == 0:
@@ -155,7 +158,8 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
                     raise WorkloadError(path, line, "Sizes",
                                         f"{name} must be a positive integer, got {_describe(value)}")
             sizes.setdefault(tuple(item), line)
-        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform)
+        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform,
+                               types_arch)
 
     density = _list_int(data.get("GRID_DENSITY", grid_sizes.DEFAULT_DENSITY), path,
                         line_of_key("GRID_DENSITY"), "GRID_DENSITY", 1, 5)
@@ -167,4 +171,5 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
                             f"SIZE_OPTION 1 sizes the grid by the GPU's compute units: {exc}") \
             from None
     line = line_of_key("SIZE_OPTION")
-    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform)
+    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform,
+                           types_arch)

@@ -258,7 +258,8 @@ def _nulls(values: Sequence) -> list[int]:
     return [i for i, v in enumerate(values) if v is None]
 
 
-def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
+def _normalize(rows: _Rows, platform: str | None = None, arch: str | None = None
+               ) -> pd.DataFrame:
     path, line_of = rows.path, rows.line_of
     n = len(rows)
     if n == 0:
@@ -322,7 +323,7 @@ def _normalize(rows: _Rows, platform: str | None = None) -> pd.DataFrame:
     if errors:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
-    _refuse_unsupported_types(out, path, line_of, platform)
+    _refuse_unsupported_types(out, path, line_of, platform, arch)
     _refuse_mx(out, path, line_of)
     short = gemm.short_leading_dimension(out)
     if short:
@@ -387,15 +388,17 @@ def _warn_unknown_fields(unknown: list[str], rows: _Rows) -> None:
                     key, hint)
 
 
-def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None) -> None:
+def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None,
+                              arch: str | None = None) -> None:
     """The first row whose (a, b, c, d, compute) types the platform's library cannot run (any
-    library, when no platform is given) is refused, naming its line and the offending field."""
+    library, when no platform is given), or the campaign's arch cannot (no arch: no such
+    limit), is refused, naming its line and the offending field."""
     seen = set()
     for i, combo in enumerate(zip(*(out[f] for f in _DTYPE_FIELDS))):
         if combo in seen:
             continue
         seen.add(combo)
-        problem = type_support.unsupported(combo, platform)
+        problem = type_support.unsupported(combo, platform, arch)
         if problem:
             raise WorkloadError(path, line_of(i), *problem)
 
