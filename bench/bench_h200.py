@@ -12,8 +12,8 @@ same method (timing.py: CUDA graph over rotating operands > 4x L2, median of rep
   many bytes or fewer (a device copy of the GEMM's bytes, a read of them (``read_us``: a GEMM
   reads its operands at least once, and reading is faster than copying), or any kernel of a
   GEMM of that size or smaller: achievable bandwidth grows with size); ``copy_floor`` keeps
-  the plain size-aware
-  floor (max(FLOPs at the matmul rate, the copy)) of shared/reference/h200_measurements.md.
+  the plain size-aware floor (max(FLOPs at the matmul rate, the copy)) of
+  shared/reference/h200_measurements.md.
   A time under the floor (above 100%) is listed under ``floor_flaws`` in the summary;
 - default: cuBLASLt's heuristic choice (what an application gets); torch: torch.matmul;
 - nvmath_top8: best of the heuristic's first 8 algorithms (what TunableOp does on CUDA);
@@ -137,12 +137,14 @@ class Bench:
                        if solution is not None})
         # a kernel two columns name (the default that final_libs ships, nvmath's pick that the
         # search kept) is timed once: the same kernel in two columns of one round read up to
-        # 2.9% apart on the H200 (2026-12-02), a difference of places, not of kernels
-        distinct = list(dict.fromkeys(solution_key(s) for ss in groups.values() for s in ss))
-        by_key = {solution_key(s): s for ss in groups.values() for s in ss}
-        ready = {solution_key(s): calls for s, calls in
-                 self.launch_lists(problem, sets, [by_key[k] for k in distinct])}
-        keys = [k for k in distinct if k in ready]
+        # 4.8% apart on the H200 (2026-12-02), a difference of places, not of kernels
+        by_key: dict = {}  # each kernel's first solution, in the columns' order
+        for solutions in groups.values():
+            for solution in solutions:
+                by_key.setdefault(solution_key(solution), solution)
+        ready = {solution_key(s): calls
+                 for s, calls in self.launch_lists(problem, sets, list(by_key.values()))}
+        keys = [k for k in by_key if k in ready]
         torch_calls = [(lambda o=o: self.t.matmul(o.x, o.y, out=o.d)) for o in sets]
         timings = timing.time_side_by_side([ready[k] for k in keys] + [torch_calls],
                                            repeats=self.repeats)

@@ -276,7 +276,7 @@ def probe(problem: GemmProblem, device: int) -> list[dict]:
     return rows
 
 
-def compile_variant(shape: dict, reduce: bool, x_once: bool):
+def compile_variant(shape: dict, reduce: int, x_once: bool):
     """One replica variant compiled for sm_90 without a GPU (Triton's compiled kernel)."""
     from triton.backends.compiler import GPUTarget
 

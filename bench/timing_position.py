@@ -3,13 +3,12 @@
     python bench/timing_position.py --out DIR [--gemms 1280x1x8192,8192x16x1024]
 
 issue 23 asks that decisions near a threshold not be made on noise; bench/decode_ablation.py
-then timed one kernel twice in one round, first and later, 1.5-3.5% apart. Per GEMM this times
+then timed one kernel twice in one round, first and later, 1.2-3.3% apart. Per GEMM this times
 lists of variants in which the same kernel appears several times (the shipped Triton decode
 kernel ``A``, cuBLASLt's default ``D``, the copy floor ``C``), once without and once with
 ``settle`` (every timed replay after an untimed replay of the same variant), and writes each
 place's median. Without an effect of the place, every ``A`` of a list reads the same.
 """
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,13 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from geko_lib.gemm import GemmProblem  # noqa: E402
-from bench.gemms import parse_gemm  # noqa: E402
+from bench.gemms import probe_arguments, probe_each  # noqa: E402
 
 KERNELS = {(1280, 1): "triton_decode_tma_atomic_16x128x64_g1_k32_w4_s3",
            (8192, 16): "triton_decode_tma_16x64x128_g1_k1_w4_s6",
            (7168, 16): "triton_decode_tma_16x64x128_g1_k1_w4_s6"}
 LISTS = ("AAAA", "AAAC", "DADA", "ADAD")
-
 
 
 def probe(problem: GemmProblem, device: int, repeats: int) -> list[dict]:
@@ -51,19 +49,15 @@ def probe(problem: GemmProblem, device: int, repeats: int) -> list[dict]:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--gemms", default="1280x1x8192,8192x16x1024,7168x16x8192")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--device", type=int, default=0)
-    args = parser.parse_args()
+    args = probe_arguments("1280x1x8192,8192x16x1024,7168x16x8192", compile_only=False,
+                           repeats=15)
     import pandas as pd
 
-    args.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for gemm in args.gemms.split(","):
-        rows += probe(parse_gemm(gemm), args.device, args.repeats)
-        pd.DataFrame(rows).to_csv(args.out / "timing_position.csv", index=False)
+    for _, found in probe_each(args, lambda problem, device: probe(problem, device,
+                                                                   args.repeats),
+                               "timing_position.csv"):
+        rows += found
     table = pd.DataFrame(rows)
     for (gemm, settle, order), group in table.groupby(["gemm", "settle", "list"], sort=False):
         print(gemm, "settle" if settle else "plain ", order,

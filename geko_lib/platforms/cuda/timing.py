@@ -306,13 +306,20 @@ def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats:
     return [_summary(s, p) for s, p in zip(samples, prepared)]
 
 
+def _buffer_count(read_bytes: int, held_bytes: int) -> int:
+    """How many rotating buffers a floor kernel takes: enough that the bytes it reads pass
+    ROTATING_FACTOR x L2, at least two, and all of them (``held_bytes`` each) within
+    MAX_ROTATING_BYTES."""
+    count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / read_bytes))
+    return min(count, max(2, MAX_ROTATING_BYTES // held_bytes))
+
+
 def copy_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
     """Calls of an elementwise kernel moving ``n_bytes`` in total (half read, half written),
     over rotating buffers > 4x L2: what a kernel that must move that many bytes cannot beat."""
     t = torch()
     half = max(int(n_bytes // 2), 1 << 12)
-    count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / half))
-    count = min(count, max(2, MAX_ROTATING_BYTES // (2 * half)))
+    count = _buffer_count(half, 2 * half)  # a source and a destination of half each
     src = [t.randn(half // 4, dtype=t.float32, device=f"cuda:{device}") for _ in range(count)]
     dst = [t.empty_like(s) for s in src]
     # an elementwise kernel, not copy_: captured in a graph, copy_ becomes a memcpy node; that
@@ -349,8 +356,7 @@ def read_calls(n_bytes: int, device: int) -> list[Callable[[], None]]:
     the floor counts the read too."""
     t = torch()
     elements = max(int(n_bytes // 2), READ_BLOCK)
-    count = max(2, math.ceil(ROTATING_FACTOR * L2_BYTES_H200 / (2 * elements)))
-    count = min(count, max(2, MAX_ROTATING_BYTES // (2 * elements)))
+    count = _buffer_count(2 * elements, 2 * elements)
     programs = -(-elements // READ_BLOCK)
     src = [t.randn(elements, dtype=t.bfloat16, device=f"cuda:{device}") for _ in range(count)]
     out = t.empty(programs, dtype=t.float32, device=f"cuda:{device}")
