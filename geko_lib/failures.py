@@ -118,7 +118,7 @@ def run_with_retry(run: Callable[[Sequence], object], items: Sequence, name_of: 
     except GekoError as exc:
         if not retry or len(items) <= 1:
             log.warning("%d GEMM(s) failed, skipped: %s", len(items), exc)
-            return [], [{"gemm": name_of(i), "error": str(exc)} for i in items]
+            return [], [failed_item(name_of(i), exc) for i in items]
         log.warning("%d GEMMs failed together (%s); retrying each alone", len(items), exc)
     results, failed = [], []
     for item in items:
@@ -126,8 +126,15 @@ def run_with_retry(run: Callable[[Sequence], object], items: Sequence, name_of: 
             results.append(run([item]))
         except GekoError as exc:
             log.warning("%s failed again, skipped: %s", name_of(item), exc)
-            failed.append({"gemm": name_of(item), "error": str(exc)})
+            failed.append(failed_item(name_of(item), exc))
     return results, failed
+
+
+def failed_item(name: str, error) -> dict:
+    """One failed item (a GEMM of the search, a tuning job of tune) and why: what
+    ``failed_jobs.log`` lists (its key is ``gemm`` for either, as the chunks' failed.yaml files
+    have it)."""
+    return {"gemm": name, "error": str(error)}
 
 
 def failed_log_text(entries: Sequence[dict]) -> str:
@@ -148,10 +155,12 @@ def with_rows(failed: Sequence[dict], rows: Sequence[dict], name_of: Callable) -
     return [dict(entry, rows=by_name.get(entry["gemm"], [])) for entry in failed]
 
 
-def write_failure_files(directory: Path, failed: Sequence[dict]) -> None:
-    """``failed_jobs.log`` and ``failed_gemms.yaml`` of a phase's GEMMs that failed (entries of
-    :func:`with_rows`), in ``directory``: the same two files whichever door ran the phase (the
-    workflow's winners, the API's search.run); a run without failures leaves neither behind."""
+def write_failure_files(directory: Path, failed: Sequence[dict],
+                        what: str = "GEMM(s) failed the dense search") -> None:
+    """``failed_jobs.log`` of a phase's items that failed (:func:`entry`), and for the GEMMs of
+    a search (entries of :func:`with_rows`) ``failed_gemms.yaml``, in ``directory``: the same
+    files whichever door ran the phase (the workflow's winners, the API's search.run and
+    optim.run); a run without failures leaves neither behind."""
     from . import files
     from .library.logic import dump_rows
 
@@ -161,10 +170,10 @@ def write_failure_files(directory: Path, failed: Sequence[dict]) -> None:
     if not failed:
         return
     files.write_text(directory / FAILED_JOBS, failed_log_text(failed))
-    dump_rows([row for entry in failed for row in entry.get("rows", ())],
-              directory / FAILED_GEMMS)
-    log.warning("%d GEMM(s) failed the dense search and are skipped: see %s", len(failed),
-                directory / FAILED_JOBS)
+    rows = [row for item in failed for row in item.get("rows", ())]
+    if rows:
+        dump_rows(rows, directory / FAILED_GEMMS)
+    log.warning("%d %s and are skipped: see %s", len(failed), what, directory / FAILED_JOBS)
 
 
 def failed_names(text: str) -> list[str]:

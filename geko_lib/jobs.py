@@ -203,18 +203,28 @@ def on_device(config: dict, n_slots: int = 1):
 
 @contextlib.contextmanager
 def on_lease(config: dict, n_slots: int = 1):
-    """(platform, devices.Lease: device and slot) for the duration of a GPU job. The log's
-    ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
-    intervals can be audited from the job logs (bench/bench_fanout.py)."""
+    """(platform, devices.Lease: device and slot) for the duration of a GPU job."""
     platform = platforms.get(config)
-    with devices.lease(config["devices"], n_slots=n_slots, lock_dir=config.get("lock_dir") or None,
-                       namespace=platform.name) as lease:
-        what = (platform.name, lease.device, lease.slot)
-        log.info("leased %s device %d slot %d at %.3f", *what, time.time())
+    with leased(platform.name, config["devices"], n_slots, config.get("lock_dir")) as lease:
+        yield platform, lease
+
+
+@contextlib.contextmanager
+def leased(namespace: str, device_ids, n_slots: int = 1, lock_dir=None,
+           level: int = logging.INFO):
+    """A (device, slot) of ``device_ids`` leased in the platform's ``namespace`` under
+    ``lock_dir`` (the host's default when None): every GPU job holds one, a workflow job's or
+    the API's (geko_lib.runner), so neither times a kernel on a device the other fills. The
+    log's ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
+    intervals can be audited from the job logs (bench/bench_fanout.py)."""
+    with devices.lease(device_ids, n_slots=n_slots, lock_dir=lock_dir or None,
+                       namespace=namespace) as lease:
+        what = (namespace, lease.device, lease.slot)
+        log.log(level, "leased %s device %d slot %d at %.3f", *what, time.time())
         try:
-            yield platform, lease
+            yield lease
         finally:
-            log.info("freed %s device %d slot %d at %.3f", *what, time.time())
+            log.log(level, "freed %s device %d slot %d at %.3f", *what, time.time())
 
 
 def read_table(path) -> pd.DataFrame:

@@ -4,16 +4,14 @@ tuned libraries gained (raw_results.csv, final_results.csv, metrics.json)."""
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 
 from . import analysis
-from .. import files, original_columns, platforms
+from .. import failures, files, original_columns, platforms, runner
 from ..campaign import integrity, layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
@@ -21,9 +19,6 @@ from ..tuning import optimize as tuning_jobs, running_jobs
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
-
-FAILED_JOBS = "failed_jobs.log"
-
 
 def configure(hipblaslt_path=None, gemm_configs=None, output_dir="workdir/optimizations",
               arch: str = "gfx950", backend: str = "ductile", search_space: str | None = None,
@@ -109,48 +104,25 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
 def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), retry: bool = True,
         n_slots: int = 4, *, platform=None, **config) -> list[Path]:
     """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device, 4 as
-    the original: concurrent jobs on a device overlap compilation with timing),
-    each into ``build_<name>/3_LibraryLogic``; a completed build is not run again when its stamp
-    says it was made from the same tuning YAML, platform and library and its files are whole
+    the original: concurrent jobs on a device overlap compilation with timing), each under a
+    lease of its device slot (``lock_dir=``, as a campaign's jobs: geko_lib.runner), each into
+    ``build_<name>/3_LibraryLogic``; a completed build is not run again when its stamp says it
+    was made from the same tuning YAML, platform and library and its files are whole
     (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is
-    retried once (``retry``), then written to ``tuning_dir/failed_jobs.log`` and skipped; ``tuning_dir/running_jobs.log`` lists the jobs
-    running (tuning.running_jobs). Returns the logic dirs of the jobs that
-    finished."""
+    retried once (``retry``), then written to ``tuning_dir/failed_jobs.log`` (failures: the
+    workflow's format) and skipped; ``tuning_dir/running_jobs.log`` lists the jobs running
+    (tuning.running_jobs). Returns the logic dirs of the jobs that finished."""
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     yamls = tuning_files(tuning_dir)
     if not yamls:
         raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
-    slots: queue.Queue = queue.Queue()
-    for slot in range(max(1, n_slots)):
-        for device in devices:
-            slots.put((device, slot))
-    failed: dict[str, str] = {}
-
-    def work(tuning_yaml: Path) -> Path | None:
-        device, slot = slots.get()
-        try:
-            for attempt in range(2 if retry else 1):
-                try:
-                    return _optimize_one(plat, tuning_yaml, device, slot)
-                except GekoError as exc:
-                    log.warning("%s failed on device %d (attempt %d): %s", tuning_yaml.name,
-                                device, attempt + 1, exc)
-                    failed[tuning_yaml.name] = str(exc)
-            return None
-        finally:
-            slots.put((device, slot))
-
-    with ThreadPoolExecutor(max_workers=slots.qsize()) as pool:
-        done = list(pool.map(work, yamls))
-    finished = [d for d in done if d is not None]
-    failed = {name: error for name, error in failed.items()
-              if not any(d.parent.name == f"build_{Path(name).stem}" for d in finished)}
-    log_path = Path(tuning_dir) / FAILED_JOBS
-    log_path.unlink(missing_ok=True)
-    if failed:
-        files.write_text(log_path, "".join(f"{n}: {e}\n" for n, e in sorted(failed.items())))
-        log.warning("%d tuning job(s) failed: %s", len(failed), log_path)
-    return finished
+    done, failed = runner.run(
+        yamls, lambda tuning_yaml, lease: _optimize_one(plat, tuning_yaml, lease.device,
+                                                        lease.slot),
+        name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name, devices=devices,
+        n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1)
+    failures.write_failure_files(tuning_dir, failed, "tuning job(s) failed")
+    return [d for d in done if d is not None]
 
 
 def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,

@@ -1,6 +1,6 @@
 """Dense search (the original's ``geko.search``): ``configure`` the hipblaslt-bench rows of the
-GEMMs, ``run`` them over devices (``search.runner``), pick the winners. The chunking lives in
-``search.chunks``, the row format in ``bench.rows``.
+GEMMs, ``run`` them over devices (``geko_lib.runner``; one chunk: ``search.chunk_search``),
+pick the winners. The chunking lives in ``search.chunks``, the row format in ``bench.rows``.
 
 Each GEMM of gemms.csv becomes one row asking for *all* solutions the library's heuristic can
 return (``algo_method: 0``, ``requested_solution_num: -1``). Iterations come from the baseline
@@ -91,19 +91,76 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
         duration: float | None = None, **config) -> pd.DataFrame:
     """Dense search of ``configs`` (search.configure's rows) over ``devices``: chunks of at most
     ``max_chunk_size`` GEMMs (``output_dir/gemms_<a>-<b>.yaml``, their results ``.out``), one
-    chunk per device at a time, every candidate kept in ``output_dir/data/<chunk>.csv`` (a
-    chunk an earlier run measured for the same rows, platform, library and options, whole, is
-    not run again). A failed chunk's GEMMs are retried one by
-    one (``retry``); a GEMM that still fails is written to ``failed_jobs.log`` and
-    ``failed_gemms.yaml`` and skipped; the GEMMs searched are listed in ``processed.csv``.
-    Returns the winners (the fastest candidate per GEMM)."""
-    from . import runner as search_runner
+    chunk per device at a time, each under a lease of its device (``lock_dir=``, as a
+    campaign's jobs: geko_lib.runner), every candidate kept in ``output_dir/data/<chunk>.csv``
+    (a chunk an earlier run measured for the same rows, platform, library and options, whole,
+    is not run again). A failed chunk's GEMMs are retried one by one (``retry``); a GEMM that
+    still fails is written to ``failed_jobs.log`` and ``failed_gemms.yaml`` and skipped; the
+    GEMMs searched are listed in ``processed.csv``. Returns the winners (the fastest candidate
+    per GEMM)."""
+    from .. import failures, runner
+    from . import chunk_search
 
     if not configs:
         raise GekoError("search.run() needs configs (the rows of search.configure)")
     newer_revisions.refuse_reference_library(config)
     plat = platforms.resolve(hipblaslt_path, platform, **config)
-    candidates = search_runner.run_chunks(plat, list(configs), Path(output_dir), list(devices),
-                                          max_chunk_size, retry, duration, config)
+    rows, out = list(configs), Path(output_dir)
+    bounds = chunk_bounds(len(rows), max_chunk_size, len(devices))
+    # where the leases are kept is no option of the measurement
+    options = {key: value for key, value in config.items() if key != "lock_dir"}
+    made_for = chunk_search.provenance(plat, options, duration)
+    out.mkdir(parents=True, exist_ok=True)
+    bar = _Bar(len(rows))
+
+    def work(bound: tuple[int, int], lease) -> tuple[list, list[dict]]:
+        chunk_rows, name = rows[bound[0]:bound[1] + 1], chunk_name(*bound)
+        retries = iter(range(len(chunk_rows)))
+
+        def search(items: list[dict]) -> pd.DataFrame:
+            # a retried GEMM gets a chunk of its own, so a rerun resumes from it too
+            label = name if len(items) == len(chunk_rows) else f"{name}_retry{next(retries)}"
+            return chunk_search.search(plat, items, label, out, lease.device, duration, made_for)
+
+        found, gone = failures.run_with_retry(search, chunk_rows, chunk_search.gemm_name, retry)
+        bar.done(len(chunk_rows), len(gone))
+        return found, failures.with_rows(gone, chunk_rows, chunk_search.gemm_name)
+
+    results, _ = runner.run(bounds, work, name_of=lambda bound: chunk_name(*bound),
+                            namespace=plat.name, devices=devices,
+                            lock_dir=config.get("lock_dir"))
+    bar.close()
+    failures.write_failure_files(out, [entry for _, gone in results for entry in gone])
+    frames = [frame for found, _ in results for frame in found]
+    if not frames:
+        raise GekoError(f"dense search: every GEMM failed; see {out / failures.FAILED_JOBS}")
+    candidates = pd.concat(frames, ignore_index=True)
     write_processed(output_dir, candidates)
     return winners(candidates)
+
+
+class _Bar:
+    """The original's search bar: GEMMs done, then the completed and failed counts after the
+    timing brackets (chunks finish in several threads)."""
+
+    FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
+
+    def __init__(self, total: int):
+        import threading
+
+        from tqdm import tqdm
+
+        self.lock, self.failed = threading.Lock(), 0
+        self.bar = tqdm(total=total, desc="Search in progress",
+                        bar_format=self.FORMAT + " n_completed: 0, n_failed: 0")
+
+    def done(self, n_gemms: int, n_failed: int) -> None:
+        with self.lock:
+            self.failed += n_failed
+            completed = self.bar.n + n_gemms - self.failed
+            self.bar.bar_format = (f"{self.FORMAT} n_completed: {completed},"
+                                   f" n_failed: {self.failed}")
+            self.bar.update(n_gemms)
+
+    def close(self) -> None:
+        self.bar.close()

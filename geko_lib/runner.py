@@ -1,0 +1,51 @@
+"""The Python API's GPU job runner: the jobs of one rule (search.run's chunks, optim.run's
+tuning YAMLs) run in this process, one worker thread per (device, slot), each job under a device
+lease (jobs.leased) taken exactly as a workflow job takes its own: the same lock directory,
+the platform's namespace, the same slots. So an API run waits while a campaign's job holds the
+device it needs, and a campaign's job waits while an API run holds it.
+
+A job is attempted ``attempts`` times (each attempt under a lease of its own, so a retry may get
+another device); a job whose every attempt failed with a user-facing error (``GekoError``) is
+one entry of the run's failures (``failures.failed_item``), which the caller writes with the one
+failure writer (``failures.write_failure_files``). Any other error is a bug: it ends the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence
+
+from . import failures, jobs
+from .errors import GekoError
+from .log_setup import LOGGER
+
+log = logging.getLogger(LOGGER)
+
+
+def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, devices,
+        n_slots: int = 1, lock_dir=None, attempts: int = 1) -> tuple[list, list[dict]]:
+    """``work(item, lease)`` for every item, ``len(devices) * n_slots`` at a time. Returns (the
+    result of every item in order, None where it failed; the failure entries, in order)."""
+    devices = [int(d) for d in devices]
+    if not devices:
+        raise GekoError("no devices to run on (devices=[])")
+    n_slots = max(1, int(n_slots))
+    failed: dict[int, dict] = {}
+
+    def one(index: int):
+        item = items[index]
+        for attempt in range(1, attempts + 1):
+            # the API's own lines stay the original's: the lease lines go to DEBUG here
+            with jobs.leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG) as lease:
+                try:
+                    return work(item, lease)
+                except GekoError as exc:
+                    log.warning("%s failed on device %d (attempt %d of %d): %s",
+                                name_of(item), lease.device, attempt, attempts, exc)
+                    failed[index] = failures.failed_item(name_of(item), exc)
+        return None
+
+    with ThreadPoolExecutor(max_workers=len(devices) * n_slots) as pool:
+        results = list(pool.map(one, range(len(items))))
+    return results, [failed[i] for i in sorted(failed) if results[i] is None]

@@ -1,0 +1,148 @@
+"""The Python API's GPU work takes the same device leases as a campaign's jobs (jobs.on_lease:
+same lock directory, the platform's namespace, the same slots): geko.search.run and
+geko.optim.run wait while a campaign job holds every slot of their device, and a campaign job
+waits while an API run holds it. Deterministic: the waiting side is seen polling the locks (the
+lease's sleep between tries), never guessed from a timing."""
+
+import threading
+import time
+import types
+
+import pandas as pd
+import pytest
+
+from geko_lib import devices, jobs, optim, search
+from geko_lib.campaign import state
+from geko_lib.platforms import sim
+from geko_lib.schemas import GemmConfig, GemmType
+from geko_lib.tuning import ga
+
+BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "f32_r")
+GEMMS = pd.DataFrame([{"transA": "T", "transB": "N", "batch_count": 1, "m": 256, "n": 128,
+                       "k": 64, "a_type": "bf16_r", "b_type": "bf16_r", "c_type": "bf16_r",
+                       "d_type": "bf16_r", "compute_type": "c_f32_r", "us": 5.0}])
+WAIT = 30  # seconds: a bound on a wait that ends at once when the code is right
+
+
+@pytest.fixture
+def polling(monkeypatch):
+    """An event set when a lease finds every slot it may take busy and polls again."""
+    busy = threading.Event()
+
+    def sleep(seconds):
+        busy.set()
+        time.sleep(seconds)
+
+    monkeypatch.setattr(devices, "time", types.SimpleNamespace(
+        sleep=sleep, monotonic=time.monotonic, time=time.time))
+    return busy
+
+
+def campaign_config(tmp_path, n_slots=1) -> dict:
+    return state.with_defaults({"platform": "sim", "arch": "gfx950", "devices": [0],
+                                "lock_dir": str(tmp_path / "locks"), "n_slots": n_slots})
+
+
+def in_thread(fn) -> tuple[threading.Thread, list]:
+    """``fn()`` in a thread; its result (or exception) lands in the returned list."""
+    result = []
+
+    def target():
+        try:
+            result.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            result.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, result
+
+
+def hold_every_slot(config, n_slots, release: threading.Event, held: threading.Event):
+    """A campaign's GPU jobs holding every slot of the device until ``release``."""
+    def job(stack=()):
+        if len(stack) == n_slots:
+            held.set()
+            release.wait(WAIT)
+            return
+        with jobs.on_lease(config, n_slots=n_slots) as (_, lease):
+            job((*stack, lease))
+    return in_thread(job)
+
+
+def started_after(monkeypatch, name, release: threading.Event) -> list[bool]:
+    """Patches the sim platform's ``name`` to record, each call, whether ``release`` was set."""
+    seen, real = [], getattr(sim.SimPlatform, name)
+
+    def recording(self, *args, **kwargs):
+        seen.append(release.is_set())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(sim.SimPlatform, name, recording)
+    return seen
+
+
+def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run):
+    """``api_run()`` started while campaign jobs hold ``n_slots`` slots of device 0: it polls
+    the locks, its platform ``phase`` runs only once they are released. Returns its result."""
+    release, held = threading.Event(), threading.Event()
+    holder, _ = hold_every_slot(campaign_config(tmp_path, n_slots), n_slots, release, held)
+    assert held.wait(WAIT)
+    seen = started_after(monkeypatch, phase, release)
+    api, result = in_thread(api_run)
+    assert polling.wait(WAIT), f"the API's {phase} did not wait for the leased device"
+    assert api.is_alive() and seen == []
+    release.set()
+    api.join(WAIT)
+    holder.join(WAIT)
+    assert seen == [True]
+    return result[0]
+
+
+def test_search_run_waits_while_a_campaign_job_holds_its_device(tmp_path, monkeypatch, polling):
+    winners = waits_for_held_slots(tmp_path, monkeypatch, polling, 1, "search", lambda: search.run(
+        configs=search.configure(GEMMS), output_dir=tmp_path / "search", devices=[0],
+        platform="sim", lock_dir=str(tmp_path / "locks")))
+    assert isinstance(winners, pd.DataFrame) and len(winners) == 1
+
+
+def test_optim_run_waits_while_campaign_jobs_hold_every_slot(tmp_path, monkeypatch, polling):
+    monkeypatch.setattr(ga.GAConfig, "n_gen", 2)
+    out = tmp_path / "optimizations"
+    optim.configure(gemm_configs=[GemmConfig(BBS_TN, [[256, 128, 1, 64]])], output_dir=out,
+                    arch="gfx950", platform="sim")
+    logic = waits_for_held_slots(tmp_path, monkeypatch, polling, 2, "optimize", lambda: optim.run(
+        tuning_dir=out, devices=[0], n_slots=2, platform="sim", lock_dir=str(tmp_path / "locks")))
+    assert len(logic) == 1
+
+
+def test_a_campaign_job_waits_while_search_run_holds_the_device(tmp_path, monkeypatch,
+                                                               polling):
+    searching, finish = threading.Event(), threading.Event()
+    real = sim.SimPlatform.search
+
+    def blocking(self, *args, **kwargs):
+        searching.set()
+        finish.wait(WAIT)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(sim.SimPlatform, "search", blocking)
+    api, result = in_thread(lambda: search.run(
+        configs=search.configure(GEMMS), output_dir=tmp_path / "search", devices=[0],
+        platform="sim", lock_dir=str(tmp_path / "locks")))
+    assert searching.wait(WAIT)
+    leased_while_searching = []
+
+    def campaign_job():
+        with jobs.on_lease(campaign_config(tmp_path)) as (_, lease):
+            leased_while_searching.append(not finish.is_set())
+            return lease.device
+
+    job, got = in_thread(campaign_job)
+    assert polling.wait(WAIT), "the campaign job did not wait for the API's lease"
+    assert job.is_alive()
+    finish.set()
+    api.join(WAIT)
+    job.join(WAIT)
+    assert got == [0] and leased_while_searching == [False]
+    assert isinstance(result[0], pd.DataFrame)
