@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from .campaign import state as campaign_state, integrity
-from . import devices, log_setup, path_errors, phases, platforms, progress
+from . import devices, log_setup, path_errors, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
@@ -66,42 +66,45 @@ def setup_logging(log_path, verbosity: int) -> None:
     logging.captureWarnings(True)
 
 
-def run(main, smk) -> None:
-    """Run ``main(smk)`` with logging to the job log; user errors, and the system's refusals of
-    a path (``path_errors``), end the job with one clear line (exit 1) instead of a
-    traceback."""
+def run(main, job, companions: bool = False) -> None:
+    """Run ``main(job)`` with logging to the job log, its inputs' stamps checked and its outputs
+    stamped (``companions``: the files it writes beside them too). A user error, or the
+    system's refusal of a path (``path_errors``), is said once, one clear line (in the job log,
+    or on stderr where that log cannot be written) instead of a traceback, and raised: the
+    workflow script's entry (phases.run_script) turns it into exit 1, an in-process caller
+    gets it."""
     try:
         with path_errors.translated():  # a job log that cannot be written
-            setup_logging(smk.log[0] if smk.log else None, smk.config["verbosity"])
+            setup_logging(job.log[0] if job.log else None, job.config["verbosity"])
     except USER_ERRORS as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
-        sys.exit(1)
-    log.debug("rule %s: input %s, output %s", smk.rule, list(smk.input), list(smk.output))
+        raise
+    log.debug("rule %s: input %s, output %s", job.rule, list(job.input), list(job.output))
     try:
         with path_errors.translated():  # a full disk, a read-only workdir: one line naming it
-            campaign = check_inputs(smk)
-            before = _beside_outputs(smk)
-            main(smk)
-            stamp_outputs(smk, campaign, before)
+            campaign = check_inputs(job)
+            before = _beside_outputs(job)
+            main(job)
+            stamp_outputs(job, campaign, before, companions)
     except USER_ERRORS as exc:
         log.error("%s", exc)
-        sys.exit(1)
+        raise
 
 
 def _paths(named) -> list[str]:
     return [str(p) for p in named]
 
 
-def check_inputs(smk) -> dict:
+def check_inputs(job) -> dict:
     """The campaign's identity, once every input this job reads from the workdir has been
     proved whole and current by its stamp (a damaged or stale one is refused, naming it)."""
-    campaign = campaign_state.identity(smk.config)
+    campaign = campaign_state.identity(job.config)
     root = Path.cwd()
-    for name in _paths(smk.input):
+    for name in _paths(job.input):
         path = Path(name)
         if path.is_absolute() or not path.exists():
             continue  # the workload source lives outside the workdir: run_state covers it
-        expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
+        expected = integrity.expected_provenance(campaign, job.config["mode"], name)
         # an input without a stamp is no declared output (the audit before the DAG is built
         # removes unstamped outputs), e.g. a file a checkpoint wrote beside its output
         if integrity.find_stamp(path, root) is not None:
@@ -109,10 +112,10 @@ def check_inputs(smk) -> dict:
     return campaign
 
 
-def _beside_outputs(smk) -> dict[Path, int]:
+def _beside_outputs(job) -> dict[Path, int]:
     """The files beside the job's file outputs, with their mtimes, before the job runs."""
     found = {}
-    for name in _paths(smk.output):
+    for name in _paths(job.output):
         parent = Path(name).parent
         if Path(name).is_dir() or not parent.is_dir():
             continue
@@ -123,25 +126,27 @@ def _beside_outputs(smk) -> dict[Path, int]:
     return found
 
 
-def stamp_outputs(smk, campaign: dict, before: dict[Path, int]) -> None:
+def stamp_outputs(job, campaign: dict, before: dict[Path, int], companions: bool = False
+                  ) -> None:
     """Stamp every output of the finished job (digest, rows, provenance, input digests), and
-    the files it wrote beside them (a checkpoint's tuning YAMLs beside its manifest)."""
-    inputs = integrity.input_digests(_paths(smk.input), Path.cwd())
-    rule = getattr(smk, "rule", None)
-    outputs = [name for name in _paths(smk.output) if Path(name).exists()]
+    with ``companions`` the files it wrote beside them (a checkpoint's tuning YAMLs beside its
+    manifest)."""
+    inputs = integrity.input_digests(_paths(job.input), Path.cwd())
+    rule = job.rule
+    outputs = [name for name in _paths(job.output) if Path(name).exists()]
     for name in outputs:
-        expected = integrity.expected_provenance(campaign, smk.config["mode"], name)
+        expected = integrity.expected_provenance(campaign, job.config["mode"], name)
         integrity.stamp(name, expected, inputs, rule=rule, outputs=outputs)
     file_outputs = [name for name in outputs if Path(name).is_file()]
     _drop_orphaned_stamps(file_outputs)
     # only a rule whose side files later jobs read (the configure checkpoint's tuning YAMLs and
-    # scripts beside its manifest: phases.RULES) stamps them; other jobs' side files (a
-    # platform's tool rows and logs) are read by nobody, and parallel jobs write them into one
-    # directory, where one job would stamp another's half-written file
-    if not phases.has_companions(rule):
+    # scripts beside its manifest: the rule table's companions) stamps them; other jobs' side
+    # files (a platform's tool rows and logs) are read by nobody, and parallel jobs write them
+    # into one directory, where one job would stamp another's half-written file
+    if not companions:
         return
     for path in _written_beside(file_outputs, before):
-        expected = integrity.expected_provenance(campaign, smk.config["mode"], path)
+        expected = integrity.expected_provenance(campaign, job.config["mode"], path)
         integrity.stamp(path, expected, inputs, rule=rule, companion_of=file_outputs[0])
 
 

@@ -109,7 +109,7 @@ def test_the_rule_table_is_the_workflows_rule_list():
 
 def test_every_workflow_script_is_one_phase_call():
     for script in (ROOT / "workflow" / "scripts").glob("*.py"):
-        calls = re.findall(r'phases\.run\(snakemake, "(\w+)"\)', script.read_text())
+        calls = re.findall(r'phases\.run_script\(snakemake, "(\w+)"\)', script.read_text())
         assert len(calls) == 1 and calls[0] in phases.PHASES, script.name
         assert phases.function(calls[0])
 

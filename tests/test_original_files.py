@@ -63,7 +63,6 @@ def configure_workdir(tmp_path, monkeypatch, settings=None, **tune_options) -> t
                      params=phases.Paths(arch="gfx950", backend="ductile", options=tune_options,
                                          workload_kind="list", workload_value="sizes.yaml"),
                      log=[layout.rule_log("configure")])
-    job.scriptdir = str(ROOT / "workflow" / "scripts")
     phases.run(job, "configure")
     return workdir, config
 
@@ -195,7 +194,6 @@ def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch):
                      phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)),
                      dict(config, devices=[5]), wildcards=phases.Paths(cfg=name),
                      log=[f"logs/optimize/{name}.log"])
-    job.resources = phases.Paths(attempt=1)
     phases.run(job, "optimize")
     assert any((workdir / layout.fill(layout.BUILD_LOGIC, cfg=name)).iterdir())
     _running_lines(seen, "5", f"logs/optimize/{name}.log")
@@ -419,7 +417,6 @@ def test_a_job_killed_by_the_stall_watchdog_leaves_no_running_line(tmp_path, mon
     job = phases.Job("optimize", phases.Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
                      phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)), config,
                      wildcards=phases.Paths(cfg=name), log=[f"logs/optimize/{name}.log"])
-    job.resources = phases.Paths(attempt=1)
     phases.run(job, "optimize")  # its last attempt: skipped, the campaign goes on
     assert "no progress in" in (workdir / job.log[0]).read_text()
     assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""

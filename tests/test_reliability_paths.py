@@ -228,8 +228,8 @@ def test_full_disk_in_each_phase_is_one_line_in_its_log_and_nothing_lost(
     assert layout.SUMMARY in before
     _fail_writes(monkeypatch, errno.ENOSPC, under=workdir)
     for phase, job in jobs_:
-        with pytest.raises(SystemExit) as ended:
-            phases.run(job, phase)
+        with pytest.raises(SystemExit) as ended:  # as the job's workflow script ends
+            phases.run_script(job, phase)
         assert ended.value.code == 1
         text = Path(job.log[0]).read_text()
         errors = [line for line in text.splitlines() if "ERROR" in line]

@@ -13,7 +13,7 @@ import yaml
 
 from geko_lib import workload
 from geko_lib.config_schema import merged, schema_defaults
-from geko_lib.phases import Job, Paths, run as run_phase
+from geko_lib.phases import Job, Paths, run_script
 from geko_lib.platforms import archs, type_support
 from geko_lib.workload import WorkloadError
 
@@ -114,7 +114,7 @@ def test_the_ingest_phase_refuses_it_for_the_campaigns_arch(tmp_path):
               params=Paths(kind="inline", value=config["workload_inline"]),
               log=[str(tmp_path / "ingest.log")])
     with pytest.raises(SystemExit) as caught:  # the job fails, its log naming the problem
-        run_phase(job, "ingest")
+        run_script(job, "ingest")
     assert caught.value.code == 1
     assert not out.exists()
     assert "--inline: a_type: f8_fnuz_r is not a type gfx950 can run" in \

@@ -2,12 +2,13 @@
 
 A phase is a module of this package with ``run(job)``: it reads ``job.input`` and writes
 ``job.output`` (paths relative to the workdir it runs in), with ``job.config``,
-``job.params``, ``job.wildcards``, ``job.log`` and ``job.rule``, the attributes of Snakemake's
-script object. A workflow script is one line, ``phases.run(snakemake, "<phase>")``; the Python
-API builds a :class:`Job` with the same attributes and calls :func:`run` in process. Either way
-:func:`run` is the wrapper around the phase: the job log, the check of every input's stamp,
-the stamp of every output (``jobs.run``), so stamps, provenance and failure handling are one
-policy whichever door a user came in by.
+``job.params``, ``job.wildcards``, ``job.log``, ``job.resources`` and ``job.rule``, the
+attributes of Snakemake's script object (:class:`Job`). A workflow script is one line,
+``phases.run_script(snakemake, "<phase>")``; the Python API and the tests build a :class:`Job`
+(``Job.for_rule``) and call :func:`run` in process. Either way :func:`run` is the wrapper
+around the phase: the job log, the check of every input's stamp, the stamp of every output
+(``jobs.run``), so stamps, provenance and failure handling are one policy whichever door a user
+came in by; only the script's entry turns a failure into an exit status.
 
 ``RULES`` is the workflow's rule list, in DAG order: which phase each rule runs, whether it is
 bookkeeping (local: it runs where snakemake runs, never on a cluster node), where its log
@@ -18,8 +19,10 @@ lives. The Snakefile's ``localrules``, ``geko status``'s table and the job logs 
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
 
+from .. import jobs, resources
 from ..campaign import layout as L
 
 
@@ -97,8 +100,11 @@ def has_companions(rule: str | None) -> bool:
 
 @dataclass
 class Job:
-    """A phase's inputs, outputs and settings, as Snakemake hands them to a script: what the
-    Python API gives :func:`run` to run a phase in process."""
+    """A phase's inputs, outputs and settings, as Snakemake hands them to a script (the
+    attributes of its ``snakemake`` object that phases read): what :func:`run` runs, whichever
+    door the job came in by. ``resources.attempt`` counts Snakemake's attempts of the job (1
+    first); ``scriptdir`` is the workflow's scripts directory (the configure phase finds the
+    Snakefile beside it)."""
 
     rule: str
     input: "Paths"
@@ -107,6 +113,27 @@ class Job:
     params: "Paths" = field(default_factory=lambda: Paths())
     wildcards: "Paths" = field(default_factory=lambda: Paths())
     log: list = field(default_factory=list)
+    resources: "Paths" = field(default_factory=lambda: Paths(attempt=1))
+    scriptdir: str = field(default_factory=lambda: str(resources.path("workflow", "scripts")))
+    threads: int = 1
+
+    @classmethod
+    def from_snakemake(cls, smk) -> "Job":
+        """The job Snakemake hands a workflow script (its files as Snakemake's named lists)."""
+        return cls(smk.rule, smk.input, smk.output, smk.config, smk.params, smk.wildcards,
+                   list(smk.log), smk.resources, smk.scriptdir, smk.threads)
+
+    @classmethod
+    def for_rule(cls, rule: str, input: "Paths", output: "Paths", config: dict,
+                 params: "Paths | None" = None, wildcards: "Paths | None" = None,
+                 attempt: int = 1) -> "Job":
+        """A job of a rule of the table, its log where the table puts the rule's logs
+        (``logs/<log>.log``; one job of a fan-out rule: ``logs/<log>/<value>.log``)."""
+        wildcards = wildcards if wildcards is not None else Paths()
+        rule_of = BY_NAME[rule]
+        value = wildcards.get(rule_of.over) if rule_of.over else None
+        return cls(rule, input, output, config, params if params is not None else Paths(),
+                   wildcards, [L.job_log(rule_of.log_name, value)], Paths(attempt=attempt))
 
 
 class Paths(list):
@@ -130,7 +157,15 @@ def function(phase: str):
 
 
 def run(job, phase: str) -> None:
-    """Run one phase as a job: its log, its inputs checked, its outputs stamped (jobs.run)."""
-    from .. import jobs
+    """Run one phase as a job: its log, its inputs checked, its outputs stamped (jobs.run). A
+    user error is logged once and raised."""
+    jobs.run(function(phase), job, companions=has_companions(job.rule))
 
-    jobs.run(function(phase), job)
+
+def run_script(smk, phase: str) -> None:
+    """A workflow script's entry (``phases.run_script(snakemake, "<phase>")``): :func:`run` on
+    Snakemake's job; a user error (already said, one line) ends the job with exit 1."""
+    try:
+        run(Job.from_snakemake(smk), phase)
+    except jobs.USER_ERRORS:
+        sys.exit(1)

@@ -3,4 +3,4 @@ every n-th GEMM starting at i (one part per device, as many as there are GEMMs a
 baseline fans out too and no part is without work)."""
 from geko_lib import phases
 
-phases.run(snakemake, "baseline")  # noqa: F821
+phases.run_script(snakemake, "baseline")  # noqa: F821

@@ -2,4 +2,4 @@
 original's updated benchmark log <log>.yaml with its results <log>.out in the workdir."""
 from geko_lib import phases
 
-phases.run(snakemake, "baseline_merge")  # noqa: F821
+phases.run_script(snakemake, "baseline_merge")  # noqa: F821

@@ -2,4 +2,4 @@
 original's Library.create_bench_input."""
 from geko_lib import phases
 
-phases.run(snakemake, "bench_input")  # noqa: F821
+phases.run_script(snakemake, "bench_input")  # noqa: F821

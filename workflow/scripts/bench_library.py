@@ -2,4 +2,4 @@
 <lib>_bench-tuned.csv (with the created library)."""
 from geko_lib import phases
 
-phases.run(snakemake, "bench_library")  # noqa: F821
+phases.run_script(snakemake, "bench_library")  # noqa: F821

@@ -2,4 +2,4 @@
 results/combined_results.csv: per GEMM the fastest verified kernel, raced side by side."""
 from geko_lib import phases
 
-phases.run(snakemake, "combine")  # noqa: F821
+phases.run_script(snakemake, "combine")  # noqa: F821

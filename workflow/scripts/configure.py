@@ -4,4 +4,4 @@ manifest optimizations/tuning_configs.txt (written last: the configs the tune ph
 over)."""
 from geko_lib import phases
 
-phases.run(snakemake, "configure")  # noqa: F821
+phases.run_script(snakemake, "configure")  # noqa: F821

@@ -1,4 +1,4 @@
 """libs/ -> tensile/: the library the platform loads for the tuned runs."""
 from geko_lib import phases
 
-phases.run(snakemake, "create_library")  # noqa: F821
+phases.run_script(snakemake, "create_library")  # noqa: F821

@@ -2,4 +2,4 @@
 where it was kept, the reference kernel elsewhere)."""
 from geko_lib import phases
 
-phases.run(snakemake, "full_libs")  # noqa: F821
+phases.run_script(snakemake, "full_libs")  # noqa: F821

@@ -1,4 +1,4 @@
 """workload source (log, list or inline) -> workload.yaml (canonical rows)."""
 from geko_lib import phases
 
-phases.run(snakemake, "ingest")  # noqa: F821
+phases.run_script(snakemake, "ingest")  # noqa: F821

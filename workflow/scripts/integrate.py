@@ -2,4 +2,4 @@
 rebuild command the user runs next -> integrate/rebuild_command.txt."""
 from geko_lib import phases
 
-phases.run(snakemake, "integrate")  # noqa: F821
+phases.run_script(snakemake, "integrate")  # noqa: F821

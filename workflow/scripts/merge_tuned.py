@@ -2,4 +2,4 @@
 with epilogues."""
 from geko_lib import phases
 
-phases.run(snakemake, "merge_tuned")  # noqa: F821
+phases.run_script(snakemake, "merge_tuned")  # noqa: F821

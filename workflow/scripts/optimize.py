@@ -7,4 +7,4 @@ from geko_lib import phases
 # Triton's compile workers are spawned processes, which re-run this file as "__mp_main__":
 # only the job itself may run it.
 if __name__ != "__mp_main__":
-    phases.run(snakemake, "optimize")  # noqa: F821
+    phases.run_script(snakemake, "optimize")  # noqa: F821

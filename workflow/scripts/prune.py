@@ -1,4 +1,4 @@
 """final_libs/ -> pruned_libs/ + results/prune_report.csv."""
 from geko_lib import phases
 
-phases.run(snakemake, "prune")  # noqa: F821
+phases.run_script(snakemake, "prune")  # noqa: F821

@@ -3,4 +3,4 @@ ran), search/data/<chunk>.failed.yaml (the GEMMs that failed, retried alone firs
 search/<GEMM>.yaml (its bench rows) and search/<GEMM>.out (its candidates' results)."""
 from geko_lib import phases
 
-phases.run(snakemake, "search_chunk")  # noqa: F821
+phases.run_script(snakemake, "search_chunk")  # noqa: F821

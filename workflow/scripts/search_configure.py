@@ -2,4 +2,4 @@
 Positions are in the search order, where GEMMs are dealt to chunks by baseline cost."""
 from geko_lib import phases
 
-phases.run(snakemake, "search_configure")  # noqa: F821
+phases.run_script(snakemake, "search_configure")  # noqa: F821

@@ -1,4 +1,4 @@
 """workload.yaml (+ baseline timings) -> summary.csv, gemms.csv."""
 from geko_lib import phases
 
-phases.run(snakemake, "summarize")  # noqa: F821
+phases.run_script(snakemake, "summarize")  # noqa: F821

@@ -2,4 +2,4 @@
 search failed (search/data/*.failed.yaml) -> search/failed_jobs.log, skipped."""
 from geko_lib import phases
 
-phases.run(snakemake, "winners")  # noqa: F821
+phases.run_script(snakemake, "winners")  # noqa: F821
