@@ -178,5 +178,36 @@ def write_failure_files(directory: Path, failed: Sequence[dict],
 
 def failed_names(text: str) -> list[str]:
     """The items of a ``failed_jobs.log`` (the first word of each line)."""
-    return [line.split()[0] for line in text.splitlines() if line.strip()
-            and not line.startswith("#")]
+    return [item["gemm"] for item in failed_items(text)]
+
+
+def failed_items(text: str) -> list[dict]:
+    """The entries of a ``failed_jobs.log`` (:func:`failed_item`, its line read back)."""
+    items = []
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, why = line.partition("#")
+            items.append(failed_item(name.split()[0], why.strip()))
+    return items
+
+
+def edit_failed_log(directory: Path, name: str, error=None) -> None:
+    """List ``name`` in ``directory``'s ``failed_jobs.log`` with why it failed (``error``), or
+    with ``error`` None take it off (a job that worked); under a lock, as parallel jobs of the
+    workflow edit it one at a time (a tuning job after each attempt). The file goes when it
+    would list nothing."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / FAILED_JOBS
+    with open(directory / f".{FAILED_JOBS}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        items = failed_items(path.read_text()) if path.exists() else []
+        items = [item for item in items if item["gemm"] != name]
+        if error is not None:
+            items.append(failed_item(name, error))
+        if items:
+            from . import files
+
+            files.write_text(path, failed_log_text(items))
+        else:
+            path.unlink(missing_ok=True)

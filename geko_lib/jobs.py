@@ -266,7 +266,9 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
             child.join()
             raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
     if child.exitcode != 0:
-        raise JobFailed(f"job failed (exit code {child.exitcode}); see {path}")
+        # why, as the job said it (its ERROR line), so failed_jobs.log can give the reason
+        why = log_setup.first_error(path) or f"job failed (exit code {child.exitcode})"
+        raise JobFailed(f"{why}; see {path}")
 
 
 def _supervised_child(fn) -> None:

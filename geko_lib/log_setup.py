@@ -46,3 +46,17 @@ def parse(line: str) -> dict | None:
         return None
     level, module, function, message = match.groups()
     return {"level": level, "module": module, "function": function, "message": message}
+
+
+def first_error(path) -> str | None:
+    """The message of the first ERROR line of a geko log (a job log: why the job failed), None
+    where it has none or cannot be read."""
+    try:
+        with open(path, errors="replace") as handle:
+            for line in handle:
+                parsed = parse(line.rstrip("\n"))
+                if parsed and parsed["level"] == "ERROR":
+                    return parsed["message"].strip()
+    except OSError:
+        return None
+    return None

@@ -54,7 +54,8 @@ def test_a_job_from_snakemakes_object_keeps_what_phases_read():
         params=Paths(token="t"), wildcards=Paths(cfg="A_0"), log=Paths("logs/optimize/A_0.log"),
         resources=Paths(attempt=3), scriptdir="/s/workflow/scripts", threads=2)
     job = Job.from_snakemake(smk)
-    assert (job.rule, job.input, job.output, job.config) == ("optimize", ["a.yaml"], ["b"], {"x": 1})
+    assert (job.rule, job.input, job.output) == ("optimize", ["a.yaml"], ["b"])
+    assert job.config == {"x": 1}
     assert job.params.token == "t" and job.wildcards.cfg == "A_0"
     assert job.log == ["logs/optimize/A_0.log"] and job.resources.attempt == 3
     assert (job.scriptdir, job.threads) == ("/s/workflow/scripts", 2)

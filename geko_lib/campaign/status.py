@@ -32,14 +32,13 @@ from pathlib import Path
 
 import yaml
 
-from .. import devices as devmod, phases
+from .. import devices as devmod, log_setup, phases
 from . import layout as L
 from .uplift import job_details, uplift
 from ..errors import GekoError
 from .snakemake_records import incomplete_outputs, proc_cwd, snakemake_locks, snakemake_processes
 
 LEASE_RE = re.compile(r"leased (\S+) device (\d+) slot (\d+)")
-ERROR_PREFIX = "GEKO:ERROR"
 
 
 class StatusError(GekoError, ValueError):
@@ -102,15 +101,7 @@ def load_config(workdir: Path, config_path=None) -> tuple[dict, str]:
 
 def log_error(path: Path) -> str | None:
     """The first GEKO:ERROR message of a job log (its last attempt failed), else None."""
-    try:
-        with open(path, errors="replace") as handle:
-            for line in handle:
-                if line.startswith(ERROR_PREFIX):
-                    text = line[len(ERROR_PREFIX):].strip()
-                    return re.sub(r"^\[[^\]]*\]\s*", "", text)
-    except OSError:
-        return None
-    return None
+    return log_setup.first_error(path)
 
 
 # --- jobs ------------------------------------------------------------------------------------

@@ -46,10 +46,12 @@ def run(job):
             running_jobs.forget(layout.TUNING_DIR, name)
     except jobs.USER_ERRORS as exc:
         optimize.bump_failcount(build)
-        streak.failed(name)
+        streak.failed()
+        failures.edit_failed_log(layout.TUNING_DIR, name, exc)
         if job.resources.attempt < attempts(config):
             raise  # Snakemake runs the next attempt
         failures.record_run(layout.TUNING_DIR, name, failed=True)
         return skip(build, name, f"failed {attempts(config)} attempt(s): {exc}")
-    streak.succeeded(name)
+    streak.succeeded()
+    failures.edit_failed_log(layout.TUNING_DIR, name)
     failures.record_run(layout.TUNING_DIR, name, failed=False)  # the count it ran at

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import files
+from .. import failures, files
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
@@ -193,7 +193,7 @@ class FailureStreak:
 
     def __init__(self, directory: Path, cap: int):
         self.path, self.cap = Path(directory) / ".failure_streak", int(cap)
-        self.failed_log = Path(directory) / "failed_jobs.log"
+        self.failed_log = Path(directory) / failures.FAILED_JOBS
 
     def _update(self, change) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,23 +213,11 @@ class FailureStreak:
             raise TuningAborted(f"{streak} consecutive tuning jobs failed (max_consecutive_"
                                f"failures={self.cap}): not starting more; see {self.failed_log}")
 
-    def succeeded(self, name: str) -> None:
+    def succeeded(self) -> None:
         self._update(lambda v: 0)
-        self._edit_failed_log(name, add=False)
 
-    def failed(self, name: str) -> int:
-        self._edit_failed_log(name, add=True)
+    def failed(self) -> int:
         return self._update(lambda v: v + 1)
-
-    def _edit_failed_log(self, name: str, add: bool) -> None:
-        with open(self.path.with_suffix(".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            names = self.failed_log.read_text().split() if self.failed_log.exists() else []
-            names = [n for n in names if n != name] + ([name] if add else [])
-            if names:
-                self.failed_log.write_text("".join(f"{n}\n" for n in names))
-            elif self.failed_log.exists():
-                self.failed_log.unlink()
 
 
 def bump_failcount(build_dir: Path) -> int:
