@@ -179,15 +179,18 @@ def allocated_device() -> int | None:
 
 @contextlib.contextmanager
 def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
-          poll: float = 0.05, timeout: float | None = None):
+          poll: float = 0.05, timeout: float | None = None, allocation: bool = True):
     """Hold an exclusive (device, slot) from ``devices`` until the block exits.
 
     Blocks (polling) while every slot is taken; ``timeout`` seconds later raises LeaseTimeout.
+    With ``allocation`` a cluster allocation's device decides (a workflow job on a cluster node
+    has its device to itself); the Python API's runner, which deals several jobs over the
+    devices it was given from one process, always takes a lock.
     """
     devices = [int(d) for d in devices]
     if not devices:
         raise ValueError("no devices configured")
-    preset = allocated_device()
+    preset = allocated_device() if allocation else None
     if preset is not None:
         yield Lease(preset, 0, None)
         return

@@ -216,14 +216,15 @@ def on_lease(config: dict, n_slots: int = 1):
 
 @contextlib.contextmanager
 def leased(namespace: str, device_ids, n_slots: int = 1, lock_dir=None,
-           level: int = logging.INFO):
+           level: int = logging.INFO, allocation: bool = True):
     """A (device, slot) of ``device_ids`` leased in the platform's ``namespace`` under
     ``lock_dir`` (the host's default when None): every GPU job holds one, a workflow job's or
-    the API's (geko_lib.runner), so neither times a kernel on a device the other fills. The
+    the API's (geko_lib.runner), so neither times a kernel on a device the other fills
+    (``allocation``: as devices.lease). The
     log's ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
     intervals can be audited from the job logs (bench/bench_fanout.py)."""
     with devices.lease(device_ids, n_slots=n_slots, lock_dir=lock_dir or None,
-                       namespace=namespace) as lease:
+                       namespace=namespace, allocation=allocation) as lease:
         what = (namespace, lease.device, lease.slot)
         log.log(level, "leased %s device %d slot %d at %.3f", *what, time.time())
         try:

@@ -36,8 +36,10 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
     def one(index: int):
         item = items[index]
         for attempt in range(1, attempts + 1):
-            # the API's own lines stay the original's: the lease lines go to DEBUG here
-            with jobs.leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG) as lease:
+            # the API's own lines stay the original's: the lease lines go to DEBUG here; inside
+            # a cluster allocation the jobs still share its devices by their locks
+            with jobs.leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG,
+                             allocation=False) as lease:
                 try:
                     return work(item, lease)
                 except GekoError as exc:

@@ -146,3 +146,26 @@ def test_a_campaign_job_waits_while_search_run_holds_the_device(tmp_path, monkey
     job.join(WAIT)
     assert got == [0] and leased_while_searching == [False]
     assert isinstance(result[0], pd.DataFrame)
+
+
+def test_inside_a_cluster_allocation_search_run_still_deals_its_devices_by_lease(
+        tmp_path, monkeypatch):
+    """A workflow job on a cluster node takes the device its allocation names; an API run there
+    deals several chunks over the devices it was given, so it takes their locks still."""
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "6")
+    used, real = [], sim.SimPlatform.search
+    together = threading.Barrier(2, timeout=WAIT)  # both chunks searched at once
+
+    def recording(self, problems, out_dir, device, **kwargs):
+        used.append(device)
+        together.wait()
+        return real(self, problems, out_dir, device, **kwargs)
+
+    monkeypatch.setattr(sim.SimPlatform, "search", recording)
+    two = pd.concat([GEMMS, GEMMS.assign(m=512)], ignore_index=True)
+    search.run(configs=search.configure(two), output_dir=tmp_path / "search", devices=[0, 1],
+               max_chunk_size=1, platform="sim", lock_dir=str(tmp_path / "locks"))
+    assert sorted(used) == [0, 1]
+    assert sorted(p.name for p in (tmp_path / "locks").iterdir()) == [
+        "sim-dev0-slot0.lock", "sim-dev1-slot0.lock"]
