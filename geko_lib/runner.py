@@ -7,12 +7,14 @@ device it needs, and a campaign's job waits while an API run holds it.
 A job is attempted ``attempts`` times (each attempt under a lease of its own, so a retry may get
 another device); a job whose every attempt failed with a user-facing error (``GekoError``) is
 one entry of the run's failures (``failures.failed_item``), which the caller writes with the one
-failure writer (``failures.write_failure_files``). Any other error is a bug: it ends the run.
+failure writer (``failures.write_failure_files``). Any other error is a bug: it ends the run
+(the jobs running finish, no waiting job starts).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
@@ -32,9 +34,18 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
         raise GekoError("no devices to run on (devices=[])")
     n_slots = max(1, int(n_slots))
     failed: dict[int, dict] = {}
+    stop = threading.Event()  # a bug in one job: the jobs still waiting do not start
 
     def one(index: int):
-        item = items[index]
+        if stop.is_set():
+            return None
+        try:
+            return attempted(items[index], index)
+        except BaseException:
+            stop.set()
+            raise
+
+    def attempted(item, index: int):
         for attempt in range(1, attempts + 1):
             # the API's own lines stay the original's: the lease lines go to DEBUG here; inside
             # a cluster allocation the jobs still share its devices by their locks
