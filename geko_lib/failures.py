@@ -157,7 +157,7 @@ def with_rows(failed: Sequence[dict], rows: Sequence[dict], name_of: Callable) -
 
 def write_failure_files(directory: Path, failed: Sequence[dict],
                         what: str = "GEMM(s) failed the dense search") -> None:
-    """``failed_jobs.log`` of a phase's items that failed (:func:`entry`), and for the GEMMs of
+    """``failed_jobs.log`` of a phase's items that failed (:func:`failed_item`), and for the GEMMs of
     a search (entries of :func:`with_rows`) ``failed_gemms.yaml``, in ``directory``: the same
     files whichever door ran the phase (the workflow's winners, the API's search.run and
     optim.run); a run without failures leaves neither behind."""

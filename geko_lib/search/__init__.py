@@ -114,17 +114,11 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     bar = _Bar(len(rows))
 
     def work(bound: tuple[int, int], lease) -> tuple[list, list[dict]]:
-        chunk_rows, name = rows[bound[0]:bound[1] + 1], chunk_name(*bound)
-        retries = iter(range(len(chunk_rows)))
-
-        def search(items: list[dict]) -> pd.DataFrame:
-            # a retried GEMM gets a chunk of its own, so a rerun resumes from it too
-            label = name if len(items) == len(chunk_rows) else f"{name}_retry{next(retries)}"
-            return chunk_search.search(plat, items, label, out, lease.device, duration, made_for)
-
-        found, gone = failures.run_with_retry(search, chunk_rows, chunk_search.gemm_name, retry)
+        chunk_rows = rows[bound[0]:bound[1] + 1]
+        found, gone = chunk_search.run_chunk(plat, chunk_rows, chunk_name(*bound), out,
+                                             lease.device, duration, made_for, retry)
         bar.done(len(chunk_rows), len(gone))
-        return found, failures.with_rows(gone, chunk_rows, chunk_search.gemm_name)
+        return found, gone
 
     results, _ = runner.run(bounds, work, name_of=lambda bound: chunk_name(*bound),
                             namespace=plat.name, devices=devices,

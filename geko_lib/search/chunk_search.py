@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import files, jobs, original_columns
+from .. import failures, files, jobs, original_columns
 from ..bench.utils import format_benchmark_output
 from ..campaign import integrity, state as campaign_state
 from ..gemm import GemmProblem
@@ -60,3 +60,19 @@ def search(plat, rows: list[dict], name: str, out: Path, device: int,
     files.write_csv(data, frame)
     integrity.stamp(data, expected, inputs={})
     return frame
+
+
+def run_chunk(plat, rows: list[dict], name: str, out: Path, device: int,
+              duration: float | None, made_for: dict, retry: bool) -> tuple[list, list[dict]]:
+    """One chunk job: its rows searched whole, and where that fails (with ``retry``) GEMM by
+    GEMM, as the workflow's search_chunk phase does. Returns (the candidate tables, the failed
+    GEMMs with their rows: failures.with_rows)."""
+    retries = iter(range(len(rows)))
+
+    def searched(items: list[dict]) -> pd.DataFrame:
+        # a retried GEMM gets a chunk of its own, so a rerun resumes from it too
+        label = name if len(items) == len(rows) else f"{name}_retry{next(retries)}"
+        return search(plat, items, label, out, device, duration, made_for)
+
+    found, gone = failures.run_with_retry(searched, rows, gemm_name, retry)
+    return found, failures.with_rows(gone, rows, gemm_name)
