@@ -27,7 +27,8 @@ def skip(build: Path, name: str, why: str) -> None:
 def run(job):
     config, name = job.config, job.wildcards.cfg
     build = Path(job.output[0]).parent
-    streak = optimize.FailureStreak(build.parent, config["max_consecutive_failures"])
+    streak = optimize.FailureStreak(build.parent, config["max_consecutive_failures"],
+                                    layout.TUNING_FAILED)
     if failures.retired(layout.TUNING_DIR, name, config["retire_after"]):
         build.mkdir(parents=True, exist_ok=True)  # its name stays in failed_jobs.log
         return skip(build, name, f"retired after {config['retire_after']} failed runs")

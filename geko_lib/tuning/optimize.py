@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import failures, files
+from .. import files
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library import logic
@@ -189,11 +189,12 @@ def _tuned_from_another(build_dir: Path, tuning_yaml: Path) -> bool:
 
 class FailureStreak:
     """Consecutive failed tuning jobs across the campaign (a shared file under a lock); a
-    degrading node shows up as a run of failures, and burning hours on it helps nobody."""
+    degrading node shows up as a run of failures, and burning hours on it helps nobody.
+    ``failed_log`` is where the failed jobs are listed (named when the cap stops the tuning)."""
 
-    def __init__(self, directory: Path, cap: int):
+    def __init__(self, directory: Path, cap: int, failed_log):
         self.path, self.cap = Path(directory) / ".failure_streak", int(cap)
-        self.failed_log = Path(directory) / failures.FAILED_JOBS
+        self.failed_log = failed_log
 
     def _update(self, change) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
