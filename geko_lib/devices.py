@@ -179,13 +179,15 @@ def allocated_device() -> int | None:
 
 @contextlib.contextmanager
 def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
-          poll: float = 0.05, timeout: float | None = None, allocation: bool = True):
+          poll: float = 0.05, timeout: float | None = None, allocation: bool = True,
+          on_wait=None):
     """Hold an exclusive (device, slot) from ``devices`` until the block exits.
 
     Blocks (polling) while every slot is taken; ``timeout`` seconds later raises LeaseTimeout.
     With ``allocation`` a cluster allocation's device decides (a workflow job on a cluster node
     has its device to itself); the Python API's runner, which deals several jobs over the
-    devices it was given from one process, always takes a lock.
+    devices it was given from one process, always takes a lock. ``on_wait(lock_dir)`` is
+    called once, when every slot was found taken (the caller says why it waits).
     """
     devices = [int(d) for d in devices]
     if not devices:
@@ -209,6 +211,9 @@ def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
         if timeout is not None and time.monotonic() - start > timeout:
             raise LeaseTimeout(f"no free slot on devices {devices} after {timeout:.0f} s "
                                f"(locks in {lock_dir})")
+        if on_wait is not None:
+            on_wait(lock_dir)
+            on_wait = None
         time.sleep(poll)
 
 

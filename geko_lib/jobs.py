@@ -223,8 +223,13 @@ def leased(namespace: str, device_ids, n_slots: int = 1, lock_dir=None,
     (``allocation``: as devices.lease). The
     log's ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
     intervals can be audited from the job logs (bench/bench_fanout.py)."""
+    def waiting(where) -> None:
+        # at INFO whoever asks: a run that waits for another's device says so, not a silent stall
+        log.info("every slot of %s devices %s is held by another job (locks in %s): waiting",
+                 namespace, list(device_ids), where)
+
     with devices.lease(device_ids, n_slots=n_slots, lock_dir=lock_dir or None,
-                       namespace=namespace, allocation=allocation) as lease:
+                       namespace=namespace, allocation=allocation, on_wait=waiting) as lease:
         what = (namespace, lease.device, lease.slot)
         log.log(level, "leased %s device %d slot %d at %.3f", *what, time.time())
         try:

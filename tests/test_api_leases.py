@@ -84,7 +84,10 @@ def started_after(monkeypatch, name, release: threading.Event) -> list[bool]:
 
 def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run):
     """``api_run()`` started while campaign jobs hold ``n_slots`` slots of device 0: it polls
-    the locks, its platform ``phase`` runs only once they are released. Returns its result."""
+    the locks, saying so once, and its platform ``phase`` runs only once they are released.
+    Returns its result."""
+    said = []
+    monkeypatch.setattr(jobs.log, "info", lambda text, *args: said.append(text % args))
     release, held = threading.Event(), threading.Event()
     holder, _ = hold_every_slot(campaign_config(tmp_path, n_slots), n_slots, release, held)
     assert held.wait(WAIT)
@@ -96,6 +99,9 @@ def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run
     api.join(WAIT)
     holder.join(WAIT)
     assert seen == [True]
+    waited = [line for line in said if "is held by another job" in line]
+    assert waited == [f"every slot of sim devices [0] is held by another job (locks in "
+                      f"{tmp_path / 'locks'}): waiting"]
     return result[0]
 
 
