@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
 from . import failures, jobs
+from .campaign import progress as campaign_progress
 from .errors import GekoError
 from .log_setup import LOGGER
 
@@ -26,9 +27,11 @@ log = logging.getLogger(LOGGER)
 
 
 def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, devices,
-        n_slots: int = 1, lock_dir=None, attempts: int = 1) -> tuple[list, list[dict]]:
-    """``work(item, lease)`` for every item, ``len(devices) * n_slots`` at a time. Returns (the
-    result of every item in order, None where it failed; the failure entries, in order)."""
+        n_slots: int = 1, lock_dir=None, attempts: int = 1, bar: "Bar | None" = None
+        ) -> tuple[list, list[dict]]:
+    """``work(item, lease)`` for every item, ``len(devices) * n_slots`` at a time; ``bar``
+    counts the jobs as they end (a job that counts finer units updates its own bar). Returns
+    (the result of every item in order, None where it failed; the failure entries, in order)."""
     devices = [int(d) for d in devices]
     if not devices:
         raise GekoError("no devices to run on (devices=[])")
@@ -40,10 +43,13 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
         if stop.is_set():
             return None
         try:
-            return attempted(items[index], index)
+            result = attempted(items[index], index)
         except BaseException:
             stop.set()
             raise
+        if bar is not None:
+            bar.done(1, int(result is None))
+        return result
 
     def attempted(item, index: int):
         for attempt in range(1, attempts + 1):
@@ -62,3 +68,28 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
     with ThreadPoolExecutor(max_workers=len(devices) * n_slots) as pool:
         results = list(pool.map(one, range(len(items))))
     return results, [failed[i] for i in sorted(failed) if results[i] is None]
+
+
+class Bar:
+    """The original's bar over a phase's work, as a campaign draws it (campaign.progress: its
+    label, and the completed and failed counts after the timing brackets), updated as jobs end
+    in several threads; ``phase`` is one of campaign.progress.LABELS."""
+
+    def __init__(self, total: int, phase: str):
+        from tqdm import tqdm
+
+        self.lock, self.completed, self.failed = threading.Lock(), 0, 0
+        self.bar = tqdm(total=total, desc=campaign_progress.LABELS[phase],
+                        bar_format=campaign_progress.BAR.format(done=0, failed=0))
+
+    def done(self, n: int, n_failed: int) -> None:
+        """``n`` more units ended, ``n_failed`` of them failed."""
+        with self.lock:
+            self.completed += n - n_failed
+            self.failed += n_failed
+            self.bar.bar_format = campaign_progress.BAR.format(done=self.completed,
+                                                               failed=self.failed)
+            self.bar.update(n)
+
+    def close(self) -> None:
+        self.bar.close()

@@ -70,13 +70,18 @@ def _optimize_job(name: str, config: dict, attempt: int) -> Job:
                         wildcards=Paths(cfg=name), attempt=attempt)
 
 
-def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch):
+def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
+                                                                      capsys):
     monkeypatch.setattr(ga.GAConfig, "n_gen", 2)
     sim = {"crash_on": [TUNE_CRASH]}
     api = tmp_path / "api" / "optimizations"
     yamls = _tuning_yamls(api)
     finished = optim.run(tuning_dir=api, devices=[0], n_slots=1, platform="sim", sim=sim,
                          lock_dir=str(tmp_path / "locks"))
+    # the campaign's bar over the jobs, as the workflow's terminal draws it
+    bars = [part for part in capsys.readouterr().err.split("\r")
+            if part.startswith("Optimization in progress")]
+    assert bars and "2/2" in bars[-1] and "n_completed: 1, n_failed: 1" in bars[-1], bars
     library.operations.merge_solutions(api, epilogues=True).dump(api.parent / "libs")
 
     workdir, config = tmp_path / "workdir", _config(tmp_path, "tune", sim)

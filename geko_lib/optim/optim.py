@@ -110,17 +110,20 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     was made from the same tuning YAML, platform and library and its files are whole
     (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is
     retried once (``retry``), then written to ``tuning_dir/failed_jobs.log`` (failures: the
-    workflow's format) and skipped; ``tuning_dir/running_jobs.log`` lists the jobs running
-    (tuning.running_jobs). Returns the logic dirs of the jobs that finished."""
+    workflow's format) and skipped; the campaign's bar ("Optimization in progress") counts the
+    jobs, and ``tuning_dir/running_jobs.log`` lists those running (tuning.running_jobs).
+    Returns the logic dirs of the jobs that finished."""
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     yamls = tuning_files(tuning_dir)
     if not yamls:
         raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
+    bar = runner.Bar(len(yamls), "tune")
     done, failed = runner.run(
         yamls, lambda tuning_yaml, lease: _optimize_one(plat, tuning_yaml, lease.device,
                                                         lease.slot),
         name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name, devices=devices,
-        n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1)
+        n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1, bar=bar)
+    bar.close()
     failures.write_failure_files(tuning_dir, failed, "tuning job(s) failed")
     return [d for d in done if d is not None]
 

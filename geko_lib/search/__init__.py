@@ -111,7 +111,7 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     options = {key: value for key, value in config.items() if key != "lock_dir"}
     made_for = chunk_search.provenance(plat, options, duration)
     out.mkdir(parents=True, exist_ok=True)
-    bar = _Bar(len(rows))
+    bar = runner.Bar(len(rows), "search")
 
     def work(bound: tuple[int, int], lease) -> tuple[list, list[dict]]:
         chunk_rows = rows[bound[0]:bound[1] + 1]
@@ -132,29 +132,3 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     write_processed(output_dir, candidates)
     return winners(candidates)
 
-
-class _Bar:
-    """The original's search bar: GEMMs done, then the completed and failed counts after the
-    timing brackets (chunks finish in several threads)."""
-
-    FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
-
-    def __init__(self, total: int):
-        import threading
-
-        from tqdm import tqdm
-
-        self.lock, self.failed = threading.Lock(), 0
-        self.bar = tqdm(total=total, desc="Search in progress",
-                        bar_format=self.FORMAT + " n_completed: 0, n_failed: 0")
-
-    def done(self, n_gemms: int, n_failed: int) -> None:
-        with self.lock:
-            self.failed += n_failed
-            completed = self.bar.n + n_gemms - self.failed
-            self.bar.bar_format = (f"{self.FORMAT} n_completed: {completed},"
-                                   f" n_failed: {self.failed}")
-            self.bar.update(n_gemms)
-
-    def close(self) -> None:
-        self.bar.close()
