@@ -1,11 +1,21 @@
-"""`pip install .` and a wheel (issue 22, item 3): the workflow, config schema, default config
-with the bundled workloads, and the profiles travel in the wheel as package data, so an
-installed geko runs from any directory; the checkout (and its editable install) keeps them at
-its root, and geko_lib.resources finds either."""
+"""`pip install .` and a wheel (issue 22, item 3; issue 33): the workflow, config schema,
+default config with the bundled workloads, and the profiles travel in the wheel as package data,
+so an installed geko runs from any directory; the checkout (and its editable install) keeps them
+at its root, and geko_lib.resources finds either.
+
+The wheel's tests build a wheel of the checkout, install it into a fresh venv and use it from a
+directory outside the checkout, as a user does: the original README's API imports and a small
+API flow, `geko --workdir W --report`, a bundled example by its short name. The venv sees this
+environment's packages (a .pth line) unless ``GEKO_WHEEL_FROM_INDEX=1`` (``.ci/run`` sets it):
+then the wheel is installed with its declared dependencies from the package index into a bare
+venv, which is what proves that pyproject.toml names everything a user-facing feature imports
+(pygments, for `--report`)."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +28,11 @@ import pytest
 
 from geko_lib import config_schema, resources
 from tests.conftest import ROOT
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: no tomllib, and geko needs 3.11 anyway
+    tomllib = None
 
 # what a wheel is built from: the packaging files and the directories setup.py names
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "geko_lib", "geko", "workflow", "config",
@@ -37,6 +52,69 @@ def test_a_relative_path_is_the_callers_first_then_a_bundled_one(tmp_path):
     (tmp_path / bundled).write_text("[]\n")
     assert resources.find(bundled, tmp_path) == tmp_path / bundled
     assert resources.find("config/workloads/no_such.yaml", tmp_path) is None
+
+
+def test_the_alias_imports_where_nothing_imported_importlib_util_first():
+    """`from geko import bench` from a wheel raised AttributeError: module 'importlib' has no
+    attribute 'util' (an editable install's finder imports importlib.util at startup, so a
+    checkout never saw it). Without site (-S), nothing imports it before geko does."""
+    paths = [str(ROOT), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    code = (f"import sys; sys.path[:0] = {paths!r}; "
+            "from geko import bench, search, optim, library; import geko_lib; "
+            "assert bench is geko_lib.bench and library is geko_lib.library; print('ok')")
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# the declared distribution of a module whose own is not installed here, or is another
+# declared one's requirement (cuda.bindings: cuda-bindings, which nvmath-python requires)
+PROVIDED_BY = {"cuda": "nvmath-python", "nvmath": "nvmath-python"}
+
+
+def _third_party_imports() -> set[str]:
+    """Top-level modules imported by geko's own code (geko_lib, geko, the workflow's scripts)
+    that are neither the standard library nor geko's."""
+    found = set()
+    files = [*ROOT.glob("geko_lib/**/*.py"), *ROOT.glob("geko/*.py"),
+             *ROOT.glob("workflow/**/*.py"), ROOT / "workflow" / "Snakefile",
+             *ROOT.glob("workflow/rules/*.smk")]
+    for path in files:
+        text = path.read_text()
+        if path.suffix != ".py":  # Snakemake syntax: only its import lines are Python
+            text = "\n".join(line.strip() for line in text.splitlines()
+                             if re.match(r"\s*(import|from) \w", line))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return {name for name in found
+            if name not in sys.stdlib_module_names and name not in ("geko", "geko_lib")}
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+@pytest.mark.skipif(tomllib is None, reason="needs tomllib")
+def test_every_module_geko_imports_is_a_declared_dependency():
+    from importlib import metadata
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {_requirement_name(r) for r in project["dependencies"]}
+    for extra in project["optional-dependencies"].values():
+        declared |= {_requirement_name(r) for r in extra}
+    distributions = metadata.packages_distributions()
+    missing = []
+    for module in sorted(_third_party_imports()):
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if module in PROVIDED_BY:
+            names.add(PROVIDED_BY[module])
+        if not names & declared:
+            missing.append(f"{module} ({', '.join(sorted(names))})")
+    assert not missing, f"imported but not in pyproject.toml: {missing}"
+    # what no import names: Snakemake's report refuses to run without pygments
+    assert "pygments" in {_requirement_name(r) for r in project["dependencies"]}
 
 
 def _can_build_here() -> bool:
