@@ -158,8 +158,8 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     """The lines after snakemake: what was made and where, or where to look after a failure."""
     say()
     if code != 0:
-        say(f"the run failed (snakemake exit code {code}): the failed jobs' logs are printed "
-            f"above and kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
+        say(f"the run failed (snakemake exit code {code}): the cause is printed above; every "
+            f"job's log is kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
             f"{workdir / 'logs' / 'snakemake.log'})")
     elif until == "configure":
         _configure_summary(workdir)
