@@ -30,6 +30,7 @@ import datetime as dt
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -684,6 +685,7 @@ def main(argv=None) -> int:
     # the first line: is this a model, and why this platform
     terminal.say(terminal.platform_notice(config, notes[0] if notes else ""))
     workdir = Path(config["workdir"])
+    planned_only = is_dry_run(extra) and not os.path.lexists(workdir)
     try:
         with path_errors.translated(), contextlib.ExitStack() as held:
             # the workdir is this command's until snakemake ends; checked before anything in
@@ -693,6 +695,14 @@ def main(argv=None) -> int:
     except GekoError as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if planned_only:  # a dry run plans; the workdir it needed to plan in was not asked for
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def is_dry_run(extra: list[str]) -> bool:
+    """snakemake's ``--dry-run`` (``-n``) among the arguments after ``--``."""
+    return "--dry-run" in extra or "-n" in extra
 
 
 def run_workflow(workdir: Path, config: dict, target: str, values: dict,
@@ -706,7 +716,7 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
     cores = values.get("cores") or max(os.cpu_count() or 1, 1)
     command = snakemake_command(config_path, config, target, cores, extra)
     log.debug("running: %s", " ".join(command))
-    dry = "--dry-run" in extra or "-n" in extra
+    dry = is_dry_run(extra)
     output = snakemake_output.Output(workdir, command, show_all=config["verbosity"] >= 2 or dry,
                                      phases=config["verbosity"] >= 1)
     # the original's one campaign bar over the phase's jobs while snakemake runs
