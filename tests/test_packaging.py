@@ -150,12 +150,40 @@ def _build_wheel(tmp_path: Path) -> Path:
     return wheel
 
 
+FROM_INDEX = os.environ.get("GEKO_WHEEL_FROM_INDEX") == "1"
+
+# the original README's API, from the wheel, on sim: its imports, then its Pattern 2 (a dense
+# search of a log's GEMMs, their library, the comparison) on a bundled log
+API_FLOW = """
+from pathlib import Path
+import geko, geko_lib
+from geko import bench, search, optim, library
+from geko.schemas import GemmType
+from geko_lib import examples
+assert geko.bench is geko_lib.bench and library.Library is geko_lib.library.Library
+log_file = examples.find("mixed_types").path
+summary_df, unique_df = bench.log.summarize(None, log_file, output_dir="workdir", keep_thr=10,
+                                            device=0, platform="sim")
+configs = search.configure(summary_df, duration=0.04)
+winners = search.run(None, configs=configs, output_dir="workdir/search", devices=[0],
+                     platform="sim")
+libs = library.operations.extract_solutions(winners, platform="sim")
+libs.dump("workdir/libs")
+results = optim.analyze(None, lib_dir="workdir/libs", output_dir="workdir/results", device=0,
+                        up_thr=1.03, platform="sim")
+print("api flow:", len(summary_df), "GEMMs summarized,", len(winners), "searched,",
+      len(results), "kept")
+"""
+
+
 def _fresh_venv(tmp_path: Path) -> Path:
-    """A new venv that sees this environment's dependencies (a .pth line naming its
-    site-packages: only a path entry, so this environment's editable geko is not installed
-    there) but not geko itself."""
+    """A new venv without geko. It sees this environment's dependencies (a .pth line naming
+    its site-packages: only a path entry, so this environment's editable geko is not
+    installed there); from the index (FROM_INDEX), nothing but what the wheel installs."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if FROM_INDEX:
+        return venv
     purelib = subprocess.run([str(venv / "bin" / "python"), "-c",
                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -164,43 +192,100 @@ def _fresh_venv(tmp_path: Path) -> Path:
     return venv
 
 
+class Installed:
+    """A wheel of the checkout installed into a fresh venv, and a directory outside the
+    checkout to work in, with an environment that names neither the checkout nor this venv."""
+
+    def __init__(self, tmp_path: Path):
+        self.wheel = _build_wheel(tmp_path)
+        self.venv = _fresh_venv(tmp_path)
+        deps = [] if FROM_INDEX else ["--no-deps"]
+        pip = subprocess.run([str(self.venv / "bin" / "python"), "-m", "pip", "install", *deps,
+                              "-q", str(self.wheel)], capture_output=True, text=True)
+        assert pip.returncode == 0, pip.stderr[-3000:]
+        self.elsewhere = tmp_path / "elsewhere"
+        self.elsewhere.mkdir()
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        self.env["PATH"] = os.pathsep.join([str(self.venv / "bin"), self.env.get("PATH", "")])
+
+    def run(self, argv, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run(argv, cwd=kwargs.pop("cwd", self.elsewhere), env=self.env,
+                              capture_output=True, text=True, **kwargs)
+
+    def geko(self, *args) -> subprocess.CompletedProcess:
+        proc = self.run([str(self.venv / "bin" / "geko"), *args])
+        assert proc.returncode == 0, f"geko {' '.join(args)}:\n" + \
+            (proc.stdout[-3000:] + proc.stderr[-3000:])
+        return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    return Installed(tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.mark.slow
-def test_a_wheel_in_a_fresh_venv_runs_geko_outside_the_checkout(tmp_path):
-    wheel = _build_wheel(tmp_path)
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_a_wheel_in_a_fresh_venv_runs_geko_outside_the_checkout(installed):
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
     for packaged in ("geko_lib/workflow/Snakefile", "geko_lib/workflow/rules/workload.smk",
                      "geko_lib/workflow/scripts/baseline.py",
                      "geko_lib/workflow/schemas/config.schema.yaml",
                      "geko_lib/config/config.yaml", "geko_lib/config/workloads/mixed_types.yaml",
+                     "geko_lib/config/models/llama3_8b.json",
                      "geko_lib/profiles/local/config.yaml", "geko/__init__.py"):
         assert packaged in names, packaged
     assert not any("__pycache__" in n for n in names)
+    venv, elsewhere = installed.venv, installed.elsewhere
 
-    venv = _fresh_venv(tmp_path)
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps",
-                          "-q", str(wheel)], capture_output=True, text=True)
-    assert pip.returncode == 0, pip.stderr[-3000:]
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    geko = str(venv / "bin" / "geko")
-
-    where = subprocess.run([str(venv / "bin" / "python"), "-c",
-                            "import geko_lib, geko_lib.resources as r; "
-                            "print(geko_lib.__file__); print(r.snakefile())"],
-                           cwd=elsewhere, env=env, capture_output=True, text=True)
+    where = installed.run([str(venv / "bin" / "python"), "-c",
+                           "import geko_lib, geko_lib.resources as r; "
+                           "print(geko_lib.__file__); print(r.snakefile())"])
     module, snakefile = where.stdout.split()
     assert Path(module).is_relative_to(venv) and Path(snakefile).is_relative_to(venv)
 
-    shown = subprocess.run([geko, "--help"], cwd=elsewhere, env=env, capture_output=True,
-                           text=True)
-    assert shown.returncode == 0, shown.stderr[-3000:]
+    shown = installed.geko("--help")
     assert "--bench" in shown.stdout and "--workload-log" in shown.stdout
 
-    run = subprocess.run([geko, "--bench", "--inline", "256", "256", "1", "256", "B", "B", "S",
-                          "N", "T", "--platform", "sim", "--workdir", "run", "--cores", "1"],
-                         cwd=elsewhere, env=env, capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run = installed.geko("--bench", "--inline", "256", "256", "1", "256", "B", "B", "S", "N",
+                         "T", "--platform", "sim", "--workdir", "run", "--cores", "1")
     baseline = pd.read_csv(elsewhere / "run" / "baseline" / "workload.csv")
     assert len(baseline) == 1 and (baseline["us"] > 0).all()
     assert "model predictions" in run.stdout + run.stderr
+
+    # the campaign continued to its final library, then the HTML report (needs pygments)
+    report = installed.geko("--workdir", "run", "--report", "--cores", "1")
+    assert (elsewhere / "run" / "report.html").stat().st_size > 10_000
+    assert f"report written to {elsewhere / 'run' / 'report.html'}" in report.stdout
+
+
+@pytest.mark.slow
+def test_the_original_readmes_api_runs_from_the_wheel(installed):
+    proc = installed.run([str(installed.venv / "bin" / "python"), "-c", API_FLOW])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "api flow:" in proc.stdout
+    assert (installed.elsewhere / "workdir" / "results" / "final_results.csv").is_file()
+
+
+@pytest.mark.slow
+def test_a_bundled_example_runs_by_its_short_name_from_the_wheel(installed):
+    listed = installed.geko("--example", "list")
+    assert "llama3_8b_serving" in listed.stdout and "llama3_70b" in listed.stdout
+    installed.geko("--bench", "--example", "llama3_70b", "--tp", "8", "--tokens", "1,16",
+                   "--platform", "sim", "--workdir", "model_run", "--cores", "1")
+    baseline = pd.read_csv(installed.elsewhere / "model_run" / "baseline" / "workload.csv")
+    assert len(baseline) == 10  # 5 linears x 2 token counts
+
+
+def test_ci_never_removes_a_venv_it_did_not_make(tmp_path):
+    """.ci/run removed .venv unconditionally, whoever had made it; now only one carrying the
+    marker it writes into the venv it makes."""
+    (tmp_path / ".ci").mkdir()
+    shutil.copy2(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "mine").write_text("a user's venv\n")
+    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True,
+                          text=True, env={**os.environ, "GEKO_CI_VENV": ""})
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert ".venv exists and was not made by .ci/run" in proc.stderr
+    assert (tmp_path / ".venv" / "mine").read_text() == "a user's venv\n"
