@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -289,3 +290,92 @@ def test_ci_never_removes_a_venv_it_did_not_make(tmp_path):
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert ".venv exists and was not made by .ci/run" in proc.stderr
     assert (tmp_path / ".venv" / "mine").read_text() == "a user's venv\n"
+
+
+# --- README.md's guide, as written --------------------------------------------------------------
+
+README = ROOT / "README.md"
+# ```bash blocks run as written, in order (test_the_readme_runs_in_order_from_the_wheel); ```sh
+# blocks need what a test machine lacks (the application, a GPU node, a fresh install) and
+# their geko lines are parsed only
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def readme_commands(path: Path = README, languages=("bash",)) -> list[list[str]]:
+    """The command lines of ``path``'s fenced blocks of ``languages``, in order, each as argv
+    (a trailing backslash continues a line; comments dropped)."""
+    commands = []
+    for language, body in _FENCE.findall(path.read_text()):
+        if language not in languages:
+            continue
+        for line in body.replace("\\\n", " ").splitlines():
+            argv = shlex.split(line, comments=True)
+            if argv:
+                commands.append(argv)
+    return commands
+
+
+def _geko_argv(argv: list[str]) -> list[str] | None:
+    """A command line's geko arguments (after any VAR=value assignments), None if not geko."""
+    words = [w for w in argv if not re.match(r"^[A-Z_]+=", w)] if argv else []
+    return words[1:] if words and words[0] in ("geko", "./bin/geko") else None
+
+
+def test_every_geko_line_of_the_guides_parses():
+    from geko_lib import cli
+
+    lines = [argv for doc in (README, ROOT / "docs" / "AMD.md")
+             for argv in readme_commands(doc, ("bash", "sh"))]
+    geko_lines = [_geko_argv(argv) for argv in lines if _geko_argv(argv) is not None]
+    assert len(geko_lines) >= 10
+    for args in geko_lines:
+        own, _ = cli.split_argv(args)
+        cli.parser().parse_args(own)  # argparse exits (a failure) on a flag geko lacks
+
+
+def test_the_readme_states_no_test_counts():
+    """Counts go stale with every test added; the README says what the tiers run instead."""
+    assert not re.search(r"\b\d[\d,]* (tests|cases)\b", README.read_text())
+
+
+def test_the_readmes_commands_are_geko_or_a_checkouts_snakemake():
+    commands = readme_commands()
+    assert {argv[0] for argv in commands} == {"geko", "snakemake"}
+    assert all(argv[2].startswith("profiles/") for argv in commands if argv[0] == "snakemake")
+
+
+@pytest.mark.slow
+def test_the_readme_runs_in_order_from_the_wheel(installed):
+    """Every ```bash line of README.md, as written, in order, from the installed wheel: geko
+    lines in a directory of the user's own, snakemake lines in a copy of the checkout (the
+    README says they run from one); then what the README says the lines show."""
+    home = installed.elsewhere / "readme"
+    home.mkdir()
+    checkout = installed.elsewhere / "checkout"
+    for name in ("workflow", "config", "profiles"):
+        shutil.copytree(ROOT / name, checkout / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".snakemake"))
+    said = {}
+    for argv in readme_commands():
+        cwd = checkout if argv[0] == "snakemake" else home
+        proc = installed.run([str(installed.venv / "bin" / argv[0]), *argv[1:]], cwd=cwd)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"{shlex.join(argv)}:\n{out[-4000:]}"
+        said[shlex.join(argv)] = out
+    outputs = list(said.values())
+    assert "llama3_8b_serving" in outputs[0] and "llama3_70b" in outputs[0]  # --example list
+    assert re.search(r"\d+ of 45 GEMMs kept; time-weighted uplift", outputs[1])
+    assert "faster GEMMs, most GEMM time saved first" in outputs[1]
+    assert (home / "first_search" / "final_libs").is_dir()
+    assert (home / "first_search" / "report.html").is_file()
+    assert "first_tune/optimizations/BBS_TN_0.yaml" in outputs[3]
+    assert "continue (optimize.py): geko --tune --workdir" in outputs[3]
+    assert "Optimization workflow completed successfully!" in outputs[4]
+    assert "combined library:" in outputs[5]
+    assert (home / "first_search" / "combined_libs").is_dir()
+    assert "baseline of 25 GEMMs" in outputs[6]
+    # the snakemake route's review step says what to review and how to continue
+    assert "runs/sm_tune/optimizations/BBS_TN_0.yaml" in outputs[7]
+    assert "or the same snakemake command without --until" in outputs[7]
+    assert "Optimization workflow completed successfully!" in outputs[8]
+    assert (checkout / "runs" / "sm_tune" / "final_libs").is_dir()
