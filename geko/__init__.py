@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util  # a submodule: `import importlib` alone does not bind it
 import logging
 import sys
 

@@ -30,6 +30,7 @@ import datetime as dt
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ import yaml
 
 from .campaign import lock as campaign_lock, progress as campaign_progress, \
     snakemake_output, start as campaign_start
-from . import (files, log_setup, newer_revisions, path_errors, platforms, resources, terminal,
-               utils, workload)
+from . import (examples, files, log_setup, newer_revisions, path_errors, platforms, resources,
+               terminal, utils, workload)
 from .platforms import detect
 from .config_schema import (default, first_problem, get_key, merged, problem_line,
                             schema_defaults, schema_entry, set_key)
@@ -211,7 +212,7 @@ FLAGS = (
 )
 
 SOURCES = {"workload_log": "--workload-log", "list": "--list", "inline": "--inline",
-           "model": "--model"}
+           "model": "--model", "example": "--example"}
 SOURCE_KEYS = {"workload_log": "workload_log", "list": "workload_list",
                "inline": "workload_inline", "model": "workload_model"}
 
@@ -238,6 +239,9 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--model", metavar="CONFIG_JSON",
                      help="a model's Hugging Face config.json: its attention, MLP and lm-head "
                           "GEMMs on one GPU (with --tp, --tokens, --token-weights, --dtype)")
+    src.add_argument("--example", metavar="NAME",
+                     help="a workload geko ships, by short name (a log, or a model's config.json "
+                          "read as --model); `geko --example list` lists them")
     src.add_argument("--inline", nargs=9, metavar="X",
                      help="M N batch K DataType DestDataType ComputeDataType transA transB, "
                           "e.g. 1024 1024 1 1024 B B S N T")
@@ -297,8 +301,8 @@ def read_saved(workdir: Path) -> dict:
     path = workdir / CONFIG_NAME
     if not path.is_file():
         raise UsageError(
-            f"no workload: give one of --workload-log, --list, --inline, --model (or --workdir "
-            f"of a campaign to continue; {path} does not exist)")
+            f"no workload: give one of --workload-log, --list, --inline, --model, --example (or "
+            f"--workdir of a campaign to continue; {path} does not exist)")
     try:
         saved = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -383,8 +387,14 @@ def workload_config(args) -> dict:
         workload.read_inline(values["inline"])  # validates every token
         out["workload_inline"] = " ".join(values["inline"])
         return out
+    if "example" in values:
+        found = examples.find(values["example"])
+        out[found.key] = str(found.path)
+        return out
     dest = next(d for d in ("workload_log", "list", "model") if d in values)
     path = path_errors.resolve(values[dest], SOURCES[dest])
+    if not path.exists():  # a relative path the current directory lacks: a bundled one?
+        path = resources.find(values[dest], Path.cwd()) or path
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         raise UsageError(f"{SOURCES[dest]}: {path} {what}")
@@ -658,6 +668,10 @@ def main(argv=None) -> int:
         return 2
     args = parser().parse_args(own)
     values = vars(args)
+    if values.get("example") == "list":
+        for line in examples.listing():
+            _print(line)
+        return 0
     notes: list[str] = []
     try:
         with path_errors.translated():  # the system's refusals of a path: one line naming it
@@ -671,6 +685,7 @@ def main(argv=None) -> int:
     # the first line: is this a model, and why this platform
     terminal.say(terminal.platform_notice(config, notes[0] if notes else ""))
     workdir = Path(config["workdir"])
+    planned_only = is_dry_run(extra) and not os.path.lexists(workdir)
     try:
         with path_errors.translated(), contextlib.ExitStack() as held:
             # the workdir is this command's until snakemake ends; checked before anything in
@@ -680,6 +695,14 @@ def main(argv=None) -> int:
     except GekoError as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if planned_only:  # a dry run plans; the workdir it needed to plan in was not asked for
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def is_dry_run(extra: list[str]) -> bool:
+    """snakemake's ``--dry-run`` (``-n``) among the arguments after ``--``."""
+    return "--dry-run" in extra or "-n" in extra
 
 
 def run_workflow(workdir: Path, config: dict, target: str, values: dict,
@@ -693,7 +716,7 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
     cores = values.get("cores") or max(os.cpu_count() or 1, 1)
     command = snakemake_command(config_path, config, target, cores, extra)
     log.debug("running: %s", " ".join(command))
-    dry = "--dry-run" in extra or "-n" in extra
+    dry = is_dry_run(extra)
     output = snakemake_output.Output(workdir, command, show_all=config["verbosity"] >= 2 or dry,
                                      phases=config["verbosity"] >= 1)
     # the original's one campaign bar over the phase's jobs while snakemake runs

@@ -158,8 +158,8 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     """The lines after snakemake: what was made and where, or where to look after a failure."""
     say()
     if code != 0:
-        say(f"the run failed (snakemake exit code {code}): the failed jobs' logs are printed "
-            f"above and kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
+        say(f"the run failed (snakemake exit code {code}): the cause is printed above; every "
+            f"job's log is kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
             f"{workdir / 'logs' / 'snakemake.log'})")
     elif until == "configure":
         _configure_summary(workdir)
@@ -189,27 +189,45 @@ def say_line(text: str) -> None:
     print(text, flush=True)
 
 
-def workflow_headline(workdir, config: dict) -> None:
-    """The closing lines of a ``snakemake --profile ...`` run (its ``onsuccess``): the headline,
-    the final library, the report and the sim note, as the geko command ends. The geko
-    command prints its own (``COMMAND_ENV``)."""
+def workflow_headline(workdir, config: dict, targets=(), until=()) -> None:
+    """The closing lines of a ``snakemake --profile ...`` run (its ``onsuccess``), as the geko
+    command ends: after ``--until configure`` the tuning YAMLs to review and the command that
+    continues; after target ``combine`` the combined library's headline; else the headline,
+    the faster GEMMs, the final library, the report and the sim note. The geko command prints
+    its own (``COMMAND_ENV``)."""
     workdir = Path(workdir)
-    if os.environ.get(COMMAND_ENV) or not (workdir / layout.METRICS).is_file():
+    if os.environ.get(COMMAND_ENV):
         return
+    if "configure" in until:
+        _configure_summary(workdir, snakemake_route=True)
+        return
+    if "combine" in targets:
+        _combine_summary(workdir)
+    elif not _final_headline(workdir):
+        return
+    if config.get("mode") in COMPLETED:
+        say(COMPLETED[config["mode"]])
+    if is_model(config):
+        say(MODEL_REMINDER)
+
+
+def _final_headline(workdir: Path) -> bool:
+    """The snakemake route's lines of a finished campaign; False where it has none."""
+    if not (workdir / layout.METRICS).is_file():
+        return False
     try:
         m = json.loads((workdir / layout.METRICS).read_text())
         say(headline.text(m))
     except (OSError, ValueError, KeyError, TypeError):
-        return  # a damaged metrics.json is the next run's audit's to recompute
+        return False  # a damaged metrics.json is the next run's audit's to recompute
+    for line in faster_lines(workdir):
+        say_line(line)
     if (workdir / layout.FINAL_LIBS).is_dir():
         say(f"final library: '{workdir / layout.FINAL_LIBS}'")
     report = workdir / "report.html"
     say(f"report: {report}" if report.is_file() else
         "report: rerun with --report report.html (written into the workdir)")
-    if config.get("mode") in COMPLETED:
-        say(COMPLETED[config["mode"]])
-    if is_model(config):
-        say(MODEL_REMINDER)
+    return True
 
 
 def bench_table_lines(table: pd.DataFrame, workdir: Path, rows: int | None = None) -> list[str]:
@@ -237,9 +255,10 @@ def _bench_summary(workdir: Path, config: dict) -> None:
         print(line, flush=True)
 
 
-def _configure_summary(workdir: Path) -> None:
+def _configure_summary(workdir: Path, snakemake_route: bool = False) -> None:
     """The original's configuration-phase lines (the GEMM count, the files generated), then
-    each tuning YAML for review and how to continue."""
+    each tuning YAML for review and how to continue (on the snakemake route, its own way
+    too)."""
     yamls = tuning_yamls(workdir)
     if (workdir / layout.GEMMS).is_file():
         say(f"Found {len(pd.read_csv(workdir / layout.GEMMS))} unique GEMMs after filtering")
@@ -251,6 +270,8 @@ def _configure_summary(workdir: Path) -> None:
               flush=True)
     say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
         "[--up_thr X] [--err_thr X] [--no_retry]")
+    if snakemake_route:
+        say("or the same snakemake command without --until")
 
 
 def _combine_summary(workdir: Path) -> None:
@@ -261,6 +282,37 @@ def _combine_summary(workdir: Path) -> None:
         f"'{workdir / layout.COMBINED_LIBS}'; per GEMM timings in {results}")
 
 
+# kept GEMMs a finished run names, the most GEMM time saved first (all: final_results.csv)
+FASTER_ROWS = 5
+
+
+def faster_lines(workdir: Path) -> list[str]:
+    """The kept GEMMs that saved the most of the workload's GEMM time: each one's time before
+    and after, its speed-up and its share of GEMM time saved."""
+    path = workdir / layout.FINAL_RESULTS
+    try:
+        kept = pd.read_csv(path)
+    except (OSError, ValueError):
+        return []
+    needed = {"kept", "weighted_us_saved", "us_reference", "us_tuned",
+              "weighted_uplift_contribution_pct"}
+    if kept.empty or not needed <= set(kept.columns):
+        return []
+    kept = kept[kept["kept"].astype(bool)]
+    top = kept.sort_values("weighted_us_saved", ascending=False).head(FASTER_ROWS)
+    if top.empty:
+        return []
+    names = [_problem_name(row) for row in top.to_dict("records")]
+    width = max(len(name) for name in names)
+    lines = [f"{PREFIX}faster GEMMs, most GEMM time saved first ({len(top)} of {len(kept)}; "
+             f"all in {path}):"]
+    for name, row in zip(names, top.to_dict("records")):
+        lines.append(f"  {name:<{width}}  {row['us_reference']:>10.3f} -> "
+                     f"{row['us_tuned']:>10.3f} us  {row['us_reference'] / row['us_tuned']:.2f}x"
+                     f"  {_share(row['weighted_uplift_contribution_pct'])}% of GEMM time saved")
+    return lines
+
+
 def _final_summary(workdir: Path, config: dict) -> None:
     metrics = workdir / layout.METRICS
     if metrics.is_file():
@@ -268,6 +320,8 @@ def _final_summary(workdir: Path, config: dict) -> None:
         say(headline.text(m))
         for line in summary_lines(m):
             say(line)
+    for line in faster_lines(workdir):
+        print(line, flush=True)
     final = workdir / layout.FINAL_LIBS
     if final.is_dir():
         kind = "remapped" if config["mode"] == "search" else "optimized"  # the original's

@@ -28,6 +28,7 @@ def geko(*args, cwd, env=None):
 
 
 def dry_config(tmp_path, *args, env=None) -> dict:
+    (tmp_path / "run").mkdir(exist_ok=True)  # a dry run removes a workdir it made itself
     proc = geko(*args, "--workdir", "run", "--", "--dry-run", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return yaml.safe_load((tmp_path / "run" / "geko_config.yaml").read_text())

@@ -398,6 +398,7 @@ def test_status_of_a_running_then_killed_campaign(campaign):
 
 @pytest.mark.slow
 def test_geko_lock_dir_flag_is_recorded(tmp_path):
+    (tmp_path / "run").mkdir()  # a dry run removes a workdir it made itself
     proc = geko("--bench", "--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T",
                 "--workdir", "run", "--lock-dir", "locks", "--", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -13,6 +13,7 @@ took the workdir first) is told in one line, not as a LockException.
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 
 from ..log_setup import PREFIX
@@ -41,6 +42,10 @@ _WORKFLOW_ERROR = re.compile(r'^\w+ in file ".+", line \d+:$')
 _TRACEBACK = '  File "'
 WORKFLOW_ERROR_LINES = 12  # lines of its message kept (a schema error's runs to about 8)
 TAIL = 15  # lines of each failed job's log shown at the end
+# an error Snakemake raises itself, after the DAG (``WorkflowError:`` of a report without
+# pygments): no job log and no workflow file names it, only Snakemake's own last lines do
+_OWN_ERROR = re.compile(r"^[A-Z]\w*(?:Error|Exception)\b")
+OWN_ERROR_LINES = 8
 
 
 class Output:
@@ -61,11 +66,14 @@ class Output:
         self._in_error: str | None = None
         self.workflow_error: list[str] = []  # the header and message of a workflow error
         self._in_workflow_error = False
+        self._last = deque(maxlen=WORKFLOW_ERROR_LINES)  # Snakemake's latest non-blank lines
 
     def feed(self, line: str, say=print) -> None:
         line = line.rstrip("\n")
         self._log.write(line + "\n")
         self._log.flush()
+        if line.strip():
+            self._last.append(line)
         self._failures(line)
         if any(mark in line for mark in _LOCKED):
             self.locked = True
@@ -112,8 +120,11 @@ class Output:
     def failure_lines(self) -> list[str]:
         """The failed jobs' logs, each named with its last lines (indented); where no job
         failed, the workflow's own error (header and message). (A failed job's script error
-        has the same header, under ``RuleException:``: its log says more.)"""
+        has the same header, under ``RuleException:``: its log says more.) Where neither
+        names the cause, Snakemake's own error: its last lines from the error's name on."""
         lines = [] if self.failed else [line for line in self.workflow_error if line.strip()]
+        if not self.failed and not lines:
+            lines = self._own_error()
         for rule, log in self.failed:
             for name in [p.strip() for p in log.split(",") if p.strip()]:
                 path = Path(name) if Path(name).is_absolute() else self.workdir / name
@@ -124,6 +135,12 @@ class Output:
                     text = ["(the log was not written)"]
                 lines += [f"    {t}" for t in text]
         return lines
+
+    def _own_error(self) -> list[str]:
+        last = list(self._last)
+        starts = [i for i, line in enumerate(last) if _OWN_ERROR.match(line)]
+        shown = last[starts[-1]:] if starts else last[-OWN_ERROR_LINES:]
+        return [f"snakemake stopped ({LOG}):"] + [f"    {line}" for line in shown]
 
 
 def log_path(workdir) -> Path:
