@@ -629,6 +629,9 @@ def coverage_main(argv: list[str]) -> int:
             ExportError, path_errors.PathError) as exc:
         print(f"geko coverage: error: {exc}", file=sys.stderr)
         return 2
+    except (OSError, ValueError) as exc:  # a reader's gap: still one line, never a traceback
+        print(f"geko coverage: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     _print(_dump_json(report) if args.json else coverage.format_text(report, top=args.top))
     return 0
 

@@ -180,7 +180,9 @@ def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(rocm, tm
     problems = workload.problems(workload.read(untuned))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     out = run_exports(tmp_path, winners, untuned, searched=False)
-    assert exports.read_tuning_override(out.override)["solution_index"].tolist() == [0, 1]
+    # index 0 is left out of the override file: hipBLASLt ignores entries with index <= 0
+    assert exports.read_tuning_override(out.override)["solution_index"].tolist() == [1]
+    assert exports.read_tunableop(out.tunableop)["solution_index"].tolist() == [0, 1]
     assert pd.read_csv(out.aiter).empty
     said = capfd.readouterr().err
     assert "left out of" in said and "geko's library" in said
@@ -209,3 +211,23 @@ def test_only_a_platform_of_real_hipblaslt_indices_lists_the_aiter_table(name, l
     caps = platforms.capabilities({"platform": name, "arch": "gfx950" if name != "cuda"
                                    else "h200"})
     assert ("aiter_tuned" in caps.exports) is listed
+
+
+def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, capfd):
+    """TunableOp (PyTorch >= 2.7) looks a call up with its lda/ldb/ldc: a GEMM the application
+    calls with two leading dimensions of A gets one line per call key, not one packed line;
+    its bias call (GemmAndBiasTunableOp, not timed with the epilogue) is left out, with a line."""
+    row = ("- {{function: matmul, M: 2048, N: 16, K: 15360, lda: {lda}, ldb: 15360, ldc: 2048, "
+           "ldd: 2048, transA: T, transB: N, batch_count: 1, a_type: bf16_r, b_type: bf16_r, "
+           "c_type: bf16_r, d_type: bf16_r, compute_type: c_f32_r, bias_vector: {bias}, "
+           "call_count: 3}}\n")
+    log = write(tmp_path, row.format(lda=15360, bias="false") + row.format(lda=16384,
+                                                                           bias="false")
+                + row.format(lda=15360, bias="true"), "app.yaml")
+    problems = workload.problems(workload.read(log))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    out = run_exports(tmp_path, winners, log)
+    lines = exports.read_tunableop(out.tunableop)
+    assert lines["params_signature"].tolist() == ["tn_2048_16_15360_ld_15360_15360_2048",
+                                                  "tn_2048_16_15360_ld_16384_15360_2048"]
+    assert "1 bias call(s) left out of" in capfd.readouterr().err

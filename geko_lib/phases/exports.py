@@ -46,6 +46,8 @@ def run(job):
     exports.require_exportable(platforms.capabilities(job.config), job.config["platform"])
     settings, log = job.config["exports"], logging.getLogger(LOGGER)
     winners = _winners(job)
+    source = job.input.get("workload")  # the calls each kept GEMM answers: the consumers' keys
+    keys = sources.workload_keys(workload.read(source)) if source else None
     library = sources.index_library(winners)
     shipped = sources.of_library(winners, library)  # one export names one library's indices
     record = _index_record(job, winners)
@@ -56,33 +58,38 @@ def run(job):
                  record["library_version"])
     arch = settings["gcn_arch_name"] or job.config["arch"]
     _left_out(log, winners, shipped, job.output.override)
-    exports.write_tuning_override(shipped, job.output.override, arch=arch,
+    numbered = shipped["solution_index"].astype(int) > 0
+    if not numbered.all():
+        log.warning("%d kept GEMM(s) left out of %s: solution index 0, which hipBLASLt ignores "
+                    "in an override file", int((~numbered).sum()), job.output.override)
+    exports.write_tuning_override(shipped[numbered], job.output.override, arch=arch,
                                   version=settings["hipblaslt_version"] or None)
     validators = exports.default_validators(
         arch, hipblaslt_version=settings["hipblaslt_version"] or None,
         torch_version=settings["torch_version"], rocm_version=settings["rocm_version"] or None)
     style = exports.tunableop_style(settings["torch_version"])
-    types = [gemm.GemmProblem.from_row(r).type for r in shipped.to_dict("records")]
+    calls, bias = sources.per_call(shipped, keys)
+    if bias:
+        log.warning("%d bias call(s) left out of %s: geko timed their GEMMs without the bias "
+                    "epilogue (GemmAndBiasTunableOp)", bias, job.output.tunableop)
+    types = [gemm.GemmProblem.from_row(r).type for r in calls.to_dict("records")]
     supported = pd.Series([exports.tunableop_supported(t, style) for t in types],
-                          index=shipped.index, dtype=bool)
+                          index=calls.index, dtype=bool)
     skipped = int((~supported).sum())
     if skipped:
         log.warning("TunableOp has no GEMM op for %d kept GEMM(s) (fp8, int8, mixed types): "
                     "left out of %s", skipped, job.output.tunableop)
     _left_out(log, winners, shipped, job.output.tunableop)
-    exports.write_tunableop(shipped[supported], job.output.tunableop, validators=validators,
+    exports.write_tunableop(calls[supported], job.output.tunableop, validators=validators,
                             style=style)
-    index_file = job.output.get("library_index")
-    if index_file:
-        files.write_json(index_file, record)
+    if job.output.get("library_index"):  # the workflow declares it; an older caller may not
+        files.write_json(job.output.library_index, record)
     aiter = job.output.get("aiter")  # declared where the platform lists the format
     if aiter is None:
         log.info("no aiter tuned CSV: platform %s has no hipBLASLt solution indices a runtime "
                  "could dispatch to", job.config["platform"])
         return
     target = ARCHS[job.config["arch"]]  # the lookup key: the GPU the campaign ran on
-    source = job.input.get("workload")
-    keys = sources.workload_keys(workload.read(source)) if source else None
     left_out = exports.write_aiter_tuned(winners, aiter, gfx=target.model, cu_num=target.cus,
                                          keys=keys)
     for reason, count in left_out.items():

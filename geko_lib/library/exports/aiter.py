@@ -38,7 +38,7 @@ import pandas as pd
 from ... import files
 from ...gemm import GemmProblem, GemmType
 from ...workload.aiter import HIPBLASLT_TO_TORCH, TORCH_NAMES
-from .sources import STOCK, gemm_key
+from .sources import STOCK, distinct, gemm_key
 from .winners import ExportError, _rows
 
 AITER_TUNED_COLUMNS = ("gfx", "cu_num", "M", "N", "K", "bias", "dtype", "outdtype", "scaleAB",
@@ -89,7 +89,8 @@ def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
         if us is None:
             raise ExportError(f"{row['where']}: us: aiter's table needs the tuned time")
         scaled = bool(row.get("scaleA", 0) or row.get("scaleB", 0))
-        for key in (keys or {}).get(identity) or [{"bias": False, "scaleAB": scaled}]:
+        calls = (keys or {}).get(identity) or [{"bias": False, "scaleAB": scaled}]
+        for key in distinct(calls, ("bias", "scaleAB")):
             if key["bias"]:
                 left_out["bias"] += 1
                 continue
@@ -117,6 +118,14 @@ def write_aiter_tuned(winners: pd.DataFrame, path, *, gfx: str, cu_num: int,
     return left_out
 
 
+def _number(kind, text, path, line: int, column: str):
+    try:
+        return kind(str(text).strip())
+    except ValueError:
+        expected = "an integer" if kind is int else "a number"
+        raise ExportError(f"{path}:{line}: {column}: expected {expected}, got {text!r}") from None
+
+
 def read_aiter_tuned(path) -> pd.DataFrame:
     """The hipBLASLt rows of an aiter tuned CSV as a winners table (geko's identity columns)."""
     from ...workload.aiter import gemm_row
@@ -130,18 +139,25 @@ def read_aiter_tuned(path) -> pd.DataFrame:
             raise ExportError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
         out = []
         for record in reader:
+            short = [c for c in reader.fieldnames if record.get(c) is None]
+            if short:
+                raise ExportError(f"{path}:{reader.line_num}: {short[0]}: the row has fewer "
+                                  "fields than the header")
             if record["libtype"].strip() != LIBTYPE:
                 continue
             fields = gemm_row(record, path, reader.line_num)
             t = GemmType(fields["transA"], fields["transB"], fields["a_type"], fields["b_type"],
                          fields["c_type"], fields["d_type"], fields["compute_type"])
             problem = GemmProblem(t, fields["M"], fields["N"], 1, fields["K"])
+            line = reader.line_num
             out.append(problem.gemm_fields() | {
                 # aiter's own key of the row, beside the GEMM's
                 "bias": fields["bias_vector"], "scaleAB": bool(fields["scaleA"]),
-                "solution_index": int(record["solidx"]),
-                "solution_name": record.get("kernelName", ""), "us": float(record["us"]),
-                "gfx": record.get("gfx", ""), "cu_num": int(record.get("cu_num") or 0)})
+                "solution_index": _number(int, record["solidx"], path, line, "solidx"),
+                "solution_name": record.get("kernelName", ""),
+                "us": _number(float, record.get("us") or "nan", path, line, "us"),
+                "gfx": record.get("gfx", ""),
+                "cu_num": _number(int, record.get("cu_num") or "0", path, line, "cu_num")})
     return pd.DataFrame(out)
 
 

@@ -71,19 +71,72 @@ def index_library(winners: pd.DataFrame) -> str:
     return GEKO
 
 
+def _packed(identity: pd.DataFrame) -> dict[str, pd.Series]:
+    """The leading dimensions of packed column-major operands (what a log without them means)."""
+    a_n, b_n = identity["transA"] == "N", identity["transB"] == "N"
+    return {"lda": identity["m"].where(a_n, identity["k"]),
+            "ldb": identity["k"].where(b_n, identity["n"]), "ldc": identity["m"]}
+
+
+CALL_KEY = ("bias", "scaleAB", "lda", "ldb", "ldc")  # what consumers look a call up by, beyond
+# the GEMM: aiter its bias and scaleAB, TunableOp its leading dimensions and bias op
+
+
+def call_table(workload: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct call of the workload: the GEMM identity (GEMM_FIELDS), CALL_KEY
+    (leading dimensions packed where the log has none) and the summed call_count, first-seen
+    order. summary.csv sums these into one GEMM; a consumer's lookup tells them apart."""
+    identity = _identity(workload)
+    frame = workload.rename(columns={"M": "m", "N": "n", "K": "k"}).set_index(identity.index)
+    bias = frame["bias_vector"] if "bias_vector" in frame else pd.Series(False, frame.index)
+    table = identity.assign(bias=bias.fillna(False).astype(bool),
+                            scaleAB=(identity["scaleA"] != 0) | (identity["scaleB"] != 0))
+    for name, packed in _packed(identity).items():
+        given = pd.to_numeric(frame[name], errors="coerce") if name in frame else packed
+        table[name] = given.fillna(packed).astype(int)
+    table["call_count"] = pd.to_numeric(frame["call_count"], errors="coerce").fillna(1) \
+        if "call_count" in frame else 1
+    keys = list(GEMM_FIELDS) + list(CALL_KEY)
+    return table.groupby(keys, sort=False, as_index=False)["call_count"].sum()
+
+
 def workload_keys(workload: pd.DataFrame) -> dict[tuple, list[dict]]:
-    """GEMM identity -> the distinct (bias, scaleAB) keys of the workload rows of that GEMM,
-    first-seen order (aiter looks a row up by both; summary.csv sums them into one GEMM)."""
+    """GEMM identity -> the distinct call keys (CALL_KEY) of the workload rows of that GEMM."""
     if workload is None or workload.empty:
         return {}
-    bias = workload["bias_vector"] if "bias_vector" in workload else pd.Series(False,
-                                                                                 workload.index)
+    calls = call_table(workload)
     out: dict[tuple, list[dict]] = {}
-    for key, has_bias in zip(_keys(workload), bias.fillna(False).astype(bool)):
-        entry = {"bias": bool(has_bias), "scaleAB": bool(key[-2] or key[-1])}
-        if entry not in out.setdefault(key, []):
-            out[key].append(entry)
+    for key, record in zip(_keys(calls), calls[list(CALL_KEY)].to_dict("records")):
+        out.setdefault(key, []).append({k: v.item() if hasattr(v, "item") else v
+                                        for k, v in record.items()})
     return out
+
+
+def distinct(entries: list[dict], fields: tuple[str, ...]) -> list[dict]:
+    """The distinct values of ``fields`` among call keys, first-seen order."""
+    out = []
+    for entry in entries:
+        picked = {f: entry[f] for f in fields}
+        if picked not in out:
+            out.append(picked)
+    return out
+
+
+def per_call(winners: pd.DataFrame, keys: dict | None) -> tuple[pd.DataFrame, int]:
+    """(one winners row per distinct leading dimensions of the calls each GEMM answers, how
+    many bias calls were left out): TunableOp's key has the call's ``lda, ldb, ldc``, and its
+    bias op (GemmAndBiasTunableOp) is a GEMM geko did not time with the epilogue."""
+    if not keys or winners.empty:
+        return winners, 0
+    rows, bias = [], 0
+    for (_, row), identity in zip(winners.iterrows(), _keys(winners)):
+        calls = keys.get(identity) or [{"bias": False}]
+        bias += sum(call["bias"] for call in calls)
+        plain = [call for call in calls if not call["bias"]]
+        for lds in distinct(plain, ("lda", "ldb", "ldc")) if "lda" in calls[0] else [{}]:
+            rows.append(row.to_dict() | lds)
+    return pd.DataFrame(rows, columns=list(dict.fromkeys([*winners.columns, "lda", "ldb",
+                                                          "ldc"]))), bias
 
 
 def gemm_key(winners: pd.DataFrame) -> list[tuple]:
