@@ -179,6 +179,10 @@ FLAGS = (
          "calls per token count of --model: serving (sqrt(max/T)), equal, or one integer "
          "per token count, e.g. 8,4,1 (default {default})", {"metavar": "MIX"},
          parse_weights),
+    Flag(("--sequences",), "model_sequences",
+         "sequences per batch of --model: a token count up to N is a decode step, a larger "
+         "one a prefill whose lm-head runs once per sequence (default {default})",
+         {"metavar": "N"}, lambda text: parse_positive(text, "--sequences")),
     Flag(("--dtype",), "model_dtype",
          "input and output type of --model's GEMMs (default {default})",
          {"choices": enum("model_dtype")}),
