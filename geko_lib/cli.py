@@ -180,6 +180,10 @@ FLAGS = (
          "calls per token count of --model: serving (sqrt(max/T)), equal, or one integer "
          "per token count, e.g. 8,4,1 (default {default})", {"metavar": "MIX"},
          parse_weights),
+    Flag(("--sequences",), "model_sequences",
+         "sequences per batch of --model: a token count up to N is a decode step, a larger "
+         "one a prefill whose lm-head runs once per sequence (default {default})",
+         {"metavar": "N"}, lambda text: parse_positive(text, "--sequences")),
     Flag(("--dtype",), "model_dtype",
          "input and output type of --model's GEMMs (default {default})",
          {"choices": enum("model_dtype")}),
@@ -638,6 +642,9 @@ def coverage_main(argv: list[str]) -> int:
     except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError,
             ExportError, path_errors.PathError) as exc:
         print(f"geko coverage: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:  # a reader's gap: still one line, never a traceback
+        print(f"geko coverage: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     _print(_dump_json(report) if args.json else coverage.format_text(report, top=args.top))
     return 0

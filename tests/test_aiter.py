@@ -5,7 +5,9 @@ The CSVs here are written from aiter's documented headers (no recorded file is k
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -97,28 +99,44 @@ def rocm(tmp_path, monkeypatch):
 
 
 def kept_results(winners: pd.DataFrame) -> pd.DataFrame:
-    """results/final_results.csv's tuned side, as the analyze phase writes it."""
+    """results/final_results.csv's tuned side, as the analyze phase writes it: the comparison
+    benchmarked geko's library built from the winners, which numbers its kernels 0, 1, ..."""
     identity = [c for c in exports.IDENTITY if c in winners]
-    return winners[identity].assign(solution_index_tuned=winners["solution_index"],
+    return winners[identity].assign(solution_index_tuned=range(len(winners)),
                                     solution_name_tuned=winners["solution_name"],
                                     us_tuned=winners["us"], error_tuned=0.001)
 
 
+def run_exports(tmp_path, winners, untuned, *, searched=True):
+    """The exports phase of a campaign over ``untuned`` whose kept kernels are ``winners``
+    (searched: winners.csv is the dense search's; else the kernels are tuned ones)."""
+    final = tmp_path / "results" / "final_results.csv"
+    final.parent.mkdir(exist_ok=True)
+    kept_results(winners).to_csv(final, index=False)
+    sources = {"workload": str(untuned)}
+    if searched:
+        winners.to_csv(tmp_path / "winners.csv", index=False)
+        sources["searched"] = str(tmp_path / "winners.csv")
+    out = Paths(override=str(tmp_path / "o.txt"), tunableop=str(tmp_path / "t.csv"),
+                library_index=str(tmp_path / "library_index.json"),
+                aiter=str(tmp_path / "aiter.csv"))
+    config = merged(schema_defaults(), {"platform": "rocm", "arch": "gfx942_80cu",
+                                        "mode": "search" if searched else "tune"})
+    run_phase(Job("exports", Paths(str(final), **sources), out, config), "exports")
+    return out
+
+
 def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
     """aiter's untuned CSV -> the rocm dense search (replay) -> the exports phase: every row's
-    (M, N, K, bias, dtype, outdtype) is the key aiter logged, with the campaign's gfx/cu_num."""
+    (M, N, K, bias, dtype, outdtype, scaleAB, bpreshuffle) is the key aiter logged, with the
+    campaign's gfx/cu_num, and solidx the index the stock library has the winner under."""
     untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
     problems = workload.problems(workload.read(untuned))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
-    final = tmp_path / "results" / "final_results.csv"
-    final.parent.mkdir()
-    kept_results(winners).to_csv(final, index=False)
-    out = Paths(override=str(tmp_path / "o.txt"), tunableop=str(tmp_path / "t.csv"),
-                aiter=str(tmp_path / "aiter.csv"))
-    config = merged(schema_defaults(), {"platform": "rocm", "arch": "gfx942_80cu"})
-    run_phase(Job("exports", Paths(str(final)), out, config), "exports")
+    assert (winners["solution_index"] > 300000).all()  # the fake numbers its library so
+    out = run_exports(tmp_path, winners, untuned)
 
-    tuned = pd.read_csv(tmp_path / "aiter.csv")
+    tuned = pd.read_csv(out.aiter)
     assert list(tuned.columns) == list(exports.AITER_TUNED_COLUMNS)
     logged = pd.read_csv(untuned)
     key = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
@@ -126,9 +144,51 @@ def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
     assert set(tuned["gfx"]) == {"gfx942"} and set(tuned["cu_num"]) == {80}
     assert set(tuned["libtype"]) == {"hipblaslt"}
     assert tuned["solidx"].tolist() == winners["solution_index"].tolist()
-    back = exports.read_aiter_tuned(tmp_path / "aiter.csv")
+    back = exports.read_aiter_tuned(out.aiter)
     assert back[["m", "n", "k", "solution_index"]].values.tolist() == \
         winners[["m", "n", "k", "solution_index"]].values.tolist()
+    # the override and TunableOp files hold the same stock indices, and say whose they are
+    override = exports.read_tuning_override(out.override)
+    assert override["solution_index"].tolist() == winners["solution_index"].tolist()
+    tunableop = exports.read_tunableop(out.tunableop)
+    assert tunableop["solution_index"].tolist() == winners["solution_index"].tolist()
+    index = json.loads(Path(out.library_index).read_text())
+    assert index["index_of"] == "stock hipBLASLt library"
+    assert index["library_version"] == rocm.library_version
+
+
+def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, capfd):
+    """The untuned CSV logs one GEMM with and without a bias: the kernel geko timed (no bias
+    epilogue) answers the bias=False key only; the bias=True call is left out, with a line."""
+    bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
+    untuned = write(tmp_path, UNTUNED + "\n".join([SHAPES[1], bias]) + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    assert len(winners) == 1  # one GEMM: hipBLASLt's identity has no bias
+    out = run_exports(tmp_path, winners, untuned)
+    tuned = pd.read_csv(out.aiter)
+    assert tuned["bias"].tolist() == [False] and tuned["M"].tolist() == [16]
+    said = capfd.readouterr().err
+    assert "1 kept GEMM(s) or call(s) left out" in said and "bias epilogue" in said
+
+
+def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(rocm, tmp_path, capfd):
+    """Tune mode: the kept kernels exist only in geko's library. The override and TunableOp
+    files hold that library's indices and library_index.json names it and its build; aiter's
+    table, which has no field to name a library, leaves them out with a line."""
+    untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    out = run_exports(tmp_path, winners, untuned, searched=False)
+    # index 0 is left out of the override file: hipBLASLt ignores entries with index <= 0
+    assert exports.read_tuning_override(out.override)["solution_index"].tolist() == [1]
+    assert exports.read_tunableop(out.tunableop)["solution_index"].tolist() == [0, 1]
+    assert pd.read_csv(out.aiter).empty
+    said = capfd.readouterr().err
+    assert "left out of" in said and "geko's library" in said
+    index = json.loads(Path(out.library_index).read_text())
+    assert index["index_of"] == "geko library" and index["library"] == "tensile/library"
+    assert index["library_version"].startswith("geko")
 
 
 def test_gemms_that_are_no_linear_call_are_left_out_and_counted(tmp_path):
@@ -139,7 +199,8 @@ def test_gemms_that_are_no_linear_call_are_left_out_and_counted(tmp_path):
     winners = pd.DataFrame([GemmProblem(t, 64, 64, b, 64).gemm_fields() | {
         "solution_index": 5, "solution_name": "Cijk_X", "us": 2.0}
         for t, b in ((nn, 1), (tn, 4), (tn, 1))])
-    assert exports.write_aiter_tuned(winners, tmp_path / "a.csv", gfx="gfx950", cu_num=256) == 2
+    assert exports.write_aiter_tuned(winners, tmp_path / "a.csv", gfx="gfx950",
+                                     cu_num=256) == {"linear": 2}
     assert len(pd.read_csv(tmp_path / "a.csv")) == 1
     with pytest.raises(exports.ExportError, match="gfx .* cu_num"):
         exports.write_aiter_tuned(winners, tmp_path / "b.csv", gfx="", cu_num=256)
@@ -150,3 +211,23 @@ def test_only_a_platform_of_real_hipblaslt_indices_lists_the_aiter_table(name, l
     caps = platforms.capabilities({"platform": name, "arch": "gfx950" if name != "cuda"
                                    else "h200"})
     assert ("aiter_tuned" in caps.exports) is listed
+
+
+def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, capfd):
+    """TunableOp (PyTorch >= 2.7) looks a call up with its lda/ldb/ldc: a GEMM the application
+    calls with two leading dimensions of A gets one line per call key, not one packed line;
+    its bias call (GemmAndBiasTunableOp, not timed with the epilogue) is left out, with a line."""
+    row = ("- {{function: matmul, M: 2048, N: 16, K: 15360, lda: {lda}, ldb: 15360, ldc: 2048, "
+           "ldd: 2048, transA: T, transB: N, batch_count: 1, a_type: bf16_r, b_type: bf16_r, "
+           "c_type: bf16_r, d_type: bf16_r, compute_type: c_f32_r, bias_vector: {bias}, "
+           "call_count: 3}}\n")
+    log = write(tmp_path, row.format(lda=15360, bias="false") + row.format(lda=16384,
+                                                                           bias="false")
+                + row.format(lda=15360, bias="true"), "app.yaml")
+    problems = workload.problems(workload.read(log))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    out = run_exports(tmp_path, winners, log)
+    lines = exports.read_tunableop(out.tunableop)
+    assert lines["params_signature"].tolist() == ["tn_2048_16_15360_ld_15360_15360_2048",
+                                                  "tn_2048_16_15360_ld_16384_15360_2048"]
+    assert "1 bias call(s) left out of" in capfd.readouterr().err

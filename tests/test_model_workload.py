@@ -76,9 +76,15 @@ def test_the_llama3_70b_tp8_rows_are_the_bench_trace_rows():
     tokens = sorted(set(trace["N"].tolist()))
     table = read("llama3_70b.json", tp=8, tokens=tokens, token_weights="equal")
     key = [c for c in trace.columns if c != "call_count" and c in table.columns]
-    ours = set(map(tuple, table[key].astype(str).values.tolist()))
-    theirs = set(map(tuple, trace[key].astype(str).values.tolist()))
-    assert ours == theirs
+
+    def rows(frame, lm_head: bool):
+        return set(map(tuple, frame[(frame["M"] == 16032) == lm_head][key].astype(str)
+                       .values.tolist()))
+
+    assert rows(table, False) == rows(trace, False)
+    # the trace runs the lm-head on every token; at prefill (more tokens than the 256
+    # sequences of a batch) it runs once per sequence, so N = 256 there
+    assert sorted(set(table[table["M"] == 16032]["N"])) == sorted({min(t, 256) for t in tokens})
     # the trace's lm-head runs once per step, each layer linear 80 times
     at_one = trace[trace["N"] == 1].set_index("M")["call_count"]
     assert at_one[1280] == 80 * at_one[16032]
@@ -90,7 +96,10 @@ def test_call_count_is_layers_times_the_weight_of_the_token_count():
     serving = {1: 64, 16: 16, 64: 8, 512: 3, 4096: 1}  # round(sqrt(4096 / T))
     for tokens, weight in serving.items():
         assert counts[768, tokens] == 32 * weight  # q/k/v: 32 layers
-        assert counts[16032, tokens] == weight  # lm-head: once per forward pass
+        if tokens <= 256:  # a decode step: the lm-head once per forward pass
+            assert counts[16032, tokens] == weight
+    # the prefills of 512 and 4096 tokens run it once per sequence of the batch (256)
+    assert counts[16032, 256] == serving[512] + serving[4096]
     equal = read("llama3_8b.json", tp=8, tokens=[1, 4096], token_weights="equal")
     assert set(equal[equal["M"] == 768]["call_count"]) == {32}
     given = read("llama3_8b.json", tp=8, tokens=[1, 4096], token_weights=[5, 2])
@@ -233,7 +242,9 @@ def test_the_ingest_phase_writes_the_model_workload(tmp_path):
                   log=[str(tmp_path / "ingest.log")]), "ingest")
     rows = yaml.safe_load(out.read_text())
     assert {(r["M"], r["K"]) for r in rows} == FAMILIES["llama3_70b.json", 8]
-    assert {r["N"] for r in rows} == {1, 512} and len(rows) == 10
+    # the prefill of 512 tokens runs its lm-head on the last token of each of 256 sequences
+    assert {r["N"] for r in rows} == {1, 512, 256} and len(rows) == 10
+    assert {r["N"] for r in rows if r["M"] == 16032} == {1, 256}
 
 
 GEKO = [shutil.which("geko", path=str(Path(sys.executable).parent)) or sys.executable]
@@ -260,3 +271,61 @@ def test_geko_bench_model_end_to_end_on_sim(tmp_path):
                             "--workdir", "run", "--cores", "2"],
                            cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode != 0 and "workload_sha256" in again.stderr
+
+
+def test_the_lm_head_runs_once_per_sequence_at_prefill():
+    """A decode step of T sequences runs every linear, the lm-head too, with N = T; a prefill
+    step of more tokens than --sequences runs the lm-head once per sequence (N = sequences)."""
+    table = read("llama3_8b.json", tp=8, tokens=[1, 16, 4096], token_weights="equal",
+                 sequences=8)
+    lm_head = table[table["M"] == 16032]
+    assert dict(zip(lm_head["N"], lm_head["call_count"])) == {1: 1, 8: 2}  # 16 and 4096 tokens
+    assert set(table[table["M"] == 768]["N"]) == {1, 16, 4096}  # q/k/v: once per token
+
+
+def test_geko_sequences_sets_the_lm_head_columns(tmp_path):
+    config = build(tmp_path, "--model", str(MODELS / "llama3_8b.json"), "--tp", "8",
+                   "--tokens", "1,512", "--sequences", "4")
+    assert config["model_sequences"] == 4
+    rows = workload.read_model(config["workload_model"],
+                               **workload.model_config.options(config))
+    assert set(rows[rows["M"] == 16032]["N"]) == {1, 4}
+
+
+def test_qwen2_has_a_bias_epilogue_on_its_fused_qkv_gemm():
+    """Qwen2's attention has q/k/v biases (no attention_bias key says so): the fused q/k/v GEMM
+    carries a bias epilogue, the others none; Llama's attention_bias true puts one on o-proj too."""
+    table = read("qwen2_5_7b.json", tp=4, tokens=[16])
+    bias = dict(zip(table["M"], table["bias_vector"]))
+    assert bias[1152] and not any(v for m, v in bias.items() if m != 1152)
+    llama = read("llama3_8b.json", tp=8, tokens=[16])
+    assert not llama["bias_vector"].any()
+
+
+def test_llama_attention_bias_puts_one_on_qkv_and_o_proj(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
+                               | {"attention_bias": True}))
+    table = workload.read_model(path, tp=8, tokens=[16])
+    bias = dict(zip(zip(table["M"], table["K"]), table["bias_vector"]))
+    assert bias[768, 4096] and bias[4096, 512]  # q/k/v, o-proj
+    assert not bias[3584, 4096] and not bias[4096, 1792] and not bias[16032, 4096]
+    path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
+                               | {"attention_bias": "yes"}))
+    with pytest.raises(WorkloadError, match="attention_bias: expected true or false"):
+        workload.read_model(path, tp=8, tokens=[16])
+
+
+def test_the_vocabulary_is_padded_to_a_multiple_of_64_before_sharding(tmp_path):
+    """vLLM pads the lm-head's vocabulary to a multiple of 64, then shards it: 32001 tokens
+    at TP 2 are 32064 / 2 = 16032 rows per GPU, not ceil(32001 / 2) = 16001."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
+                               | {"vocab_size": 32001}))
+    table = workload.read_model(path, tp=2, tokens=[1])
+    assert 16032 in set(table["M"]) and 16001 not in set(table["M"])
+    five = {"vocab_size": 32001, "num_attention_heads": 40, "num_key_value_heads": 40,
+            "head_dim": 128, "intermediate_size": 14340}  # every linear but the lm-head shards
+    path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text()) | five))
+    with pytest.raises(WorkloadError, match="vocab_size: 32001, padded to 32064"):
+        workload.read_model(path, tp=5, tokens=[1])

@@ -83,6 +83,17 @@ def test_search_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     aiter = pd.read_csv(run.path("exports", "aiter_bf16_tuned_gemm.csv"))
     assert list(aiter.columns)[:5] == ["gfx", "cu_num", "M", "N", "K"] and aiter.empty
     assert (pd.read_csv(run.path("summary.csv"))["lib_source"] == "Equality").all()
+    # the override holds the index the stock library has each winner under (winners.csv), not
+    # the index of the library geko built from the winners for the comparison
+    from geko_lib.library import exports
+
+    override = exports.read_tuning_override(run.path("exports", "hipblaslt_tuning_override.txt"))
+    stock = dict(zip(winners["solution_name"], winners["solution_index"]))
+    assert len(override) == len(kept := pd.read_csv(run.path("results", "final_results.csv")))
+    assert override["solution_index"].tolist() == [stock[n] for n in override["solution_name"]]
+    assert (override["solution_index"] >= 300000).all()
+    assert json.loads(run.path("exports", "library_index.json").read_text())["index_of"] == \
+        "stock hipBLASLt library"
     # the baseline ran the application's leading dimensions, as the log recorded them
     baseline_rows = [row for p in run.path("baseline", "parts").glob("bench_*.yaml")
                      if not p.stem.endswith("_probe") for row in yaml.safe_load(p.read_text())]
@@ -167,6 +178,10 @@ def test_tune_mode_with_the_gfx950_profile(campaign, fake, tmp_path):
     kept = pd.read_csv(run.path("results", "final_results.csv"))
     shipped = {p.name: library.load(p) for p in run.path("final_libs").glob("*.yaml")}
     assert sum(len(lib.exact_logic) for lib in shipped.values()) == len(kept)
+    # tuned kernels exist only in geko's library: the exports say so, and name its build
+    index = json.loads(run.path("exports", "library_index.json").read_text())
+    assert index["index_of"] == "geko library" and index["library"] == "tensile/library"
+    assert index["library_version"].startswith("geko-")
 
     calls = [json.loads(line) for line in replay_log.read_text().splitlines()]
     tuned = [c for c in calls if c["libpath"]]

@@ -23,6 +23,7 @@ from .. import library, workload
 from ..errors import GekoError
 from ..gemm import GEMM_FIELDS, GemmProblem
 from ..bench.summary import gemm_identity, normalized
+from ..library.exports import sources
 
 KEYS = list(GEMM_FIELDS)
 
@@ -31,24 +32,45 @@ class CoverageError(GekoError, ValueError):
     pass
 
 
+# what each consumer looks a call up by beyond the GEMM (sources.CALL_KEY), from an export's rows
+def _aiter_key(row: dict) -> dict:
+    return {"bias": bool(row["bias"]), "scaleAB": bool(row["scaleAB"])}
+
+
+def _tunableop_key(row: dict) -> dict:
+    key = {"bias": row.get("op") == "GemmAndBiasTunableOp"}
+    key.update({f: int(row[f]) for f in ("lda", "ldb", "ldc") if not pd.isna(row.get(f))})
+    return key
+
+
+CONSUMER_KEYS = {"aiter": _aiter_key, "tunableop": _tunableop_key,
+                 "override": lambda row: {}}  # hipBLASLt's override parser: the GEMM only
+
+
 def export_entries(path, arch: str | None, library_version: str | None):
-    """The GEMMs an export (override file, TunableOp results, aiter tuned CSV) serves, after
-    refusing one measured on another arch or build than the given ones (exports.measured)."""
+    """The GEMMs an export (override file, TunableOp results, aiter tuned CSV) serves, each
+    with the call key its consumer looks it up by, after refusing one measured on another arch
+    or build than the given ones (exports.measured)."""
     from ..library.exports import measured
 
     kind, table, recorded = measured.read_export(path)
     measured.check_measured_on(path, recorded, arch=arch, library_version=library_version)
-    entries = {}
+    entries: dict = {}
     for row in table.to_dict("records"):
         problem = GemmProblem.from_row(row)
-        entries.setdefault((problem.type, problem.size), path.name)
-    return entries, [path.name], recorded.get("arch")
+        key = CONSUMER_KEYS[kind](row)
+        found = entries.setdefault((problem.type, problem.size), [])
+        if (key, path.name) not in found:
+            found.append((key, path.name))
+    return entries, [path.name], recorded.get("arch"), kind
 
 
-def library_entries(path, arch: str | None = None,
-                    library_version: str | None = None) -> tuple[dict, list[str], str | None]:
-    """((GemmType, size) -> library file name, file names, architecture of the first file);
-    ``path`` may also be one export file, checked against ``arch`` and ``library_version``."""
+def library_entries(path, arch: str | None = None, library_version: str | None = None
+                    ) -> tuple[dict, list[str], str | None, str | None]:
+    """((GemmType, size) -> [(call key, file name)], file names, architecture of the first
+    file, export kind or None); ``path`` may also be one export file, checked against ``arch``
+    and ``library_version``, whose entries carry its consumer's call key (library logic's an
+    empty one: hipBLASLt matches an Equality library by the GEMM)."""
     from ..library.exports import measured
 
     path = Path(path)
@@ -60,6 +82,10 @@ def library_entries(path, arch: str | None = None,
     if path.is_dir():
         libs = library.load_dir(path)
     elif path.is_file():
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            raise CoverageError(f"--library: {path} is none of the files coverage reads: "
+                                "library logic (*.yaml), a hipBLASLt override file, TunableOp "
+                                "results or an aiter tuned CSV")
         libs = {path.name: library.load(path)}
     else:
         raise CoverageError(f"--library: {path} does not exist")
@@ -70,16 +96,25 @@ def library_entries(path, arch: str | None = None,
         arch = arch or lib.architecture_name or None
         gemm_type = lib.gemm_type
         for size, _, _ in lib.size_entries():
-            entries.setdefault((gemm_type, size), name)
-    return entries, sorted(libs), arch
+            entries.setdefault((gemm_type, size), [({}, name)])
+    return entries, sorted(libs), arch, None
 
 
 def _timings_table(path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise CoverageError(f"--timings: {path} does not exist")
-    frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
-                        na_values=[""])
+    try:
+        frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
+                            na_values=[""], encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CoverageError(f"--timings: {path} is not a UTF-8 text table (byte "
+                            f"{exc.start}: {exc.reason})") from None
+    except pd.errors.EmptyDataError:
+        raise CoverageError(f"--timings: {path} is empty (expected a CSV table with GEMM "
+                            "identity columns and us)") from None
+    except pd.errors.ParserError as exc:
+        raise CoverageError(f"--timings: {path}: not a CSV table ({exc})") from None
     frame = frame.rename(columns={"M": "m", "N": "n", "K": "k"})
     if "us" not in frame and "us_reference" in frame:  # results/raw_results.csv
         frame = frame.rename(columns={"us_reference": "us"})
@@ -91,6 +126,14 @@ def _timings_table(path) -> pd.DataFrame:
     for col in ("scaleA", "scaleB"):
         if col not in frame:
             frame[col] = 0
+    for col in ("batch_count", "m", "n", "k", "scaleA", "scaleB", "us"):
+        values = pd.to_numeric(frame[col], errors="coerce")
+        bad = values.isna() if col == "us" else values.isna() | (values != values.round())
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise CoverageError(f"--timings: {path}:{row + 2}: {col}: expected a number, got "
+                                f"{frame[col].iloc[row]!r}")
+        frame[col] = values if col == "us" else values.astype(int)
     frame = normalized(frame)
     return frame[KEYS + ["us"]].drop_duplicates(subset=KEYS)
 
@@ -129,6 +172,33 @@ def _model_arch(requested: str | None, library_arch: str | None) -> str:
     return "gfx950"
 
 
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def _lookup(found: list | None, call: dict, kind: str | None) -> tuple[str | None, str | None]:
+    """(file serving the call, None) or (None, why not): an entry serves a call when every
+    field of its consumer key has the call's value."""
+    if not found:
+        return None, None
+    for key, name in found:
+        if all(call.get(f) == v for f, v in key.items()):
+            return name, None
+    have = "; ".join(", ".join(f"{f}={v}" for f, v in key.items()) for key, _ in found)
+    return None, (f"{kind}'s key differs: the export has this GEMM for {have}, the call is "
+                  + ", ".join(f"{f}={call.get(f)}" for f in found[0][0]))
+
+
+def _call_words(call: dict, kind: str | None) -> str:
+    """What sets a call apart from the other calls of its GEMM, for the report's rows."""
+    if not kind:
+        return ""
+    words = [f for f in ("bias", "scaleAB") if call.get(f)]
+    if kind == "tunableop":
+        words.append(f"ld {call.get('lda')},{call.get('ldb')},{call.get('ldc')}")
+    return "".join(f" {w}" for w in words)
+
+
 def _pct(part: float, whole: float):
     return 100.0 * part / whole if whole else None
 
@@ -137,9 +207,10 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
              library_version: str | None = None) -> dict:
     """The coverage report as a JSON-able mapping (see format_text). An export given as the
     library is refused where it was measured on another ``arch`` or ``library_version``."""
-    entries, lib_files, lib_arch = library_entries(library_path, arch, library_version)
+    entries, lib_files, lib_arch, kind = library_entries(library_path, arch, library_version)
     table = workload.read(workload_path)
-    identity = gemm_identity(table)
+    # an export is looked up call by call (its consumer's key); library logic GEMM by GEMM
+    identity = sources.call_table(table) if kind else gemm_identity(table)
     problems = [GemmProblem.from_row(r) for r in identity.to_dict("records")]
     if timings:
         times_table = _timings_table(timings)
@@ -159,14 +230,15 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
     for row, problem, t in zip(identity.to_dict("records"), problems, us):
         key = (problem.type, problem.size)
         workload_keys.add(key)
-        lib = entries.get(key)
-        reason = None
-        if lib is None:
+        call = {f: _plain(row[f]) for f in sources.CALL_KEY if f in row}
+        lib, reason = _lookup(entries.get(key), call, kind)
+        if lib is None and reason is None:
             reason = ("size not in the library" if problem.type in lib_types
                       else f"type {problem.type.name} not in the library")
         calls = int(row["call_count"])
-        gemms.append({"gemm": problem.name, "type": problem.type.name, "m": problem.m,
-                      "n": problem.n, "batch_count": problem.batch, "k": problem.k,
+        gemms.append({"gemm": problem.name + _call_words(call, kind), "type": problem.type.name,
+                      "m": problem.m, "n": problem.n, "batch_count": problem.batch,
+                      "k": problem.k, **({"key": call} if kind else {}),
                       "call_count": calls, "us": t,
                       "time_us": None if t is None else calls * t,
                       "served": lib is not None, "lib": lib, "reason": reason})
@@ -185,7 +257,7 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
                 "time_us": sum(timed), "pct_time": _pct(sum(timed), total_time)}
 
     unused = sorted(k for k in entries if k not in workload_keys)
-    return {
+    return {"export": kind,
         "library": str(library_path), "library_files": lib_files,
         "n_library_sizes": len(entries),
         "workload": str(workload_path), "n_gemms": len(gemms), "n_calls": total_calls,
@@ -194,7 +266,8 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
         "served": share([g for g in gemms if g["served"]]),
         "not_served": share([g for g in gemms if not g["served"]]),
         "library_sizes_not_in_workload": [
-            {"type": t.name, "size": list(size), "lib": entries[(t, size)]} for t, size in unused],
+            {"type": t.name, "size": list(size), "lib": entries[(t, size)][0][1]}
+            for t, size in unused],
         "gemms": gemms,
     }
 
@@ -230,7 +303,7 @@ def format_text(report: dict, top: int = 30) -> str:
         time = "n/a" if g["time_us"] is None else f"{g['time_us']:.1f}"
         lines.append(f"  {'yes' if g['served'] else 'no':<7}{g['call_count']:>9}"
                      f"{_p(g['pct_calls']):>9}{time:>13}{_p(g['pct_time']):>8}  "
-                     f"{g['gemm']:<36}{g['lib'] if g['served'] else g['reason']}")
+                     f"{g['gemm'] + ' ':<36}{g['lib'] if g['served'] else g['reason']}")
     if len(rows) < len(report["gemms"]):
         lines.append(f"  ... {len(report['gemms']) - len(rows)} more (--top 0 lists all)")
     if unused:

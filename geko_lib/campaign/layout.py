@@ -80,6 +80,7 @@ FULL_LIBS = "full_libs"
 EXPORT_OVERRIDE = "exports/hipblaslt_tuning_override.txt"
 EXPORT_TUNABLEOP = "exports/tunableop_results.csv"
 EXPORT_AITER = "exports/aiter_bf16_tuned_gemm.csv"  # rocm: aiter's tuned-GEMM table (vLLM, SGLang)
+EXPORT_INDEX = "exports/library_index.json"  # whose solution indices the exports hold
 PRUNED_LIBS = "pruned_libs"
 COMBINED_LIBS = "combined_libs"  # target combine: the fastest of several campaigns' kernels
 COMBINED_RESULTS = "results/combined_results.csv"

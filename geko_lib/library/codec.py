@@ -164,6 +164,15 @@ def _number(token: str):
         return value
 
 
+def _size(token: str) -> int:
+    """A size of the sizes table: a plain integer, else the whole-file parse decides (and
+    names the file and entry of a size that is no integer, e.g. a quoted "15360")."""
+    token = token.strip()
+    if not token.isdigit():
+        raise NotBlockLayout(f"not an integer size: {token!r}")
+    return int(token)
+
+
 def parse_sizes(text: str) -> list:
     """Entry 7 (ExactLogic) as [[size], [index, gflops]] pairs."""
     if text.strip() in ("- []", "- null", "-"):
@@ -172,7 +181,7 @@ def parse_sizes(text: str) -> list:
     for match in _SIZE_PAIR.finditer(text):
         if match.start() != position:
             raise NotBlockLayout("sizes table has unexpected text")
-        size = [int(v) for v in match.group(1).split(",")]
+        size = [_size(v) for v in match.group(1).split(",")]
         entry = [_number(v) for v in match.group(2).split(",")]
         pairs.append([size, entry])
         position = match.end()

@@ -14,17 +14,25 @@ q/k/v fused  ``(h/tp + 2 * max(1, g/tp)) d``  hidden                  layers
 o-proj       hidden                         ``h d / tp``            layers
 gate/up      ``2 I / tp``                   hidden                  dense layers
 down         hidden                         ``I / tp``              dense layers
-lm-head      ``ceil(vocab / tp)``           hidden                  1
+lm-head      ``pad64(vocab) / tp``          hidden                  1
 ===========  =============================  ======================  ==================
 
 q/k/v, gate/up and the lm-head are column-parallel (their out features split), o-proj and down
 row-parallel (their in features split); KV heads fewer than ``tp`` are replicated (each GPU holds
-one). Mixture-of-experts configs (``num_local_experts``, ``n_routed_experts``, ``num_experts``):
+one). The vocabulary is padded to a multiple of 64 before it is sharded, as vLLM's
+vocab-parallel lm-head pads it (a padded vocabulary ``tp`` does not divide is refused, as vLLM
+refuses it). Mixture-of-experts configs (``num_local_experts``, ``n_routed_experts``, ``num_experts``):
 the experts' GEMMs depend on the routing and are not included; their dense layers
 (``first_k_dense_replace``) are. Multi-head latent attention (``kv_lora_rank``, DeepSeek-V2/V3)
-is refused. Bias adds are not modelled (no ``bias_vector``).
+is refused. Bias epilogues (``bias_vector``): ``attention_bias`` true (Llama-style configs) puts
+one on q/k/v and o-proj, ``mlp_bias`` true on gate/up and down; Qwen2-family configs
+(``model_type`` in ``QKV_BIAS_MODELS``, which have no ``attention_bias`` key) have one on the
+fused q/k/v GEMM only.
 
-Each linear is one ``F.linear`` per token count ``T`` (:mod:`geko_lib.workload.linear`:
+Each linear is one ``F.linear`` per token count ``T``: a ``T`` up to ``sequences`` is a decode step of
+``T`` sequences (one new token each), a larger ``T`` a prefill step of ``sequences`` sequences,
+whose lm-head runs once per sequence (the logits of its last token: ``N = sequences``); every
+other linear runs once per token (:mod:`geko_lib.workload.linear`:
 ``transA T, transB N, M = out features, N = T, K = in features``), in ``dtype`` (bf16 by
 default). ``call_count`` = per-forward-pass count x the token count's weight: ``equal`` (1
 each), ``serving`` (``round(sqrt(max(tokens) / T))``, at least 1: small decode batches occur
@@ -54,7 +62,12 @@ WEIGHT_MIXES = ("serving", "equal")
 DTYPES = ("bf16_r", "f16_r", "f32_r")
 # config key -> the reader's keyword (the workload's options: its identity and the ingest's)
 OPTION_KEYS = {"model_tp": "tp", "model_tokens": "tokens",
-               "model_token_weights": "token_weights", "model_dtype": "dtype"}
+               "model_token_weights": "token_weights", "model_dtype": "dtype",
+               "model_sequences": "sequences"}
+VOCAB_PADDING = 64  # vLLM pads the lm-head's vocabulary to a multiple of this before sharding
+# model types whose attention has a q/k/v bias and no attention_bias key saying so
+QKV_BIAS_MODELS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
+SEQUENCES = 256  # sequences per batch by default: vLLM's default max_num_seqs
 
 
 def options(config: dict) -> dict:
@@ -132,8 +145,37 @@ def _divides(cfg: _Config, key: str, value: int, tp: int) -> int:
     return value // tp
 
 
-def linears(path, tp: int) -> list[tuple[str, int, int, int]]:
-    """(name, out features, in features, calls per forward pass) of one GPU's linears."""
+def _flag(cfg: _Config, key: str) -> bool | None:
+    value = cfg.data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise cfg.error(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _biases(cfg: _Config) -> tuple[bool, bool, bool]:
+    """(q/k/v, o-proj, MLP) have a bias epilogue: attention_bias / mlp_bias where the config
+    says, else the model family's (Qwen2: q/k/v only)."""
+    attention = _flag(cfg, "attention_bias")
+    if attention is None:
+        qkv, o_proj = cfg.data.get("model_type") in QKV_BIAS_MODELS, False
+    else:
+        qkv = o_proj = attention
+    return qkv, o_proj, bool(_flag(cfg, "mlp_bias"))
+
+
+def _vocab_here(cfg: _Config, vocab: int, tp: int) -> int:
+    """One GPU's share of the vocabulary padded as vLLM pads it."""
+    padded = -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+    if padded % tp:
+        raise cfg.error("vocab_size", f"{vocab}, padded to {padded} (a multiple of "
+                                      f"{VOCAB_PADDING}, as vLLM pads it), is not divisible "
+                                      f"by the tensor-parallel degree {tp}")
+    return padded // tp
+
+
+def linears(path, tp: int) -> list[tuple[str, int, int, int, bool]]:
+    """(name, out features, in features, calls per forward pass, bias epilogue) of one GPU's
+    linears."""
     cfg = _Config(path)
     if cfg.data.get("kv_lora_rank") is not None:
         raise cfg.error("kv_lora_rank", "multi-head latent attention (DeepSeek-V2/V3) is not "
@@ -153,8 +195,9 @@ def linears(path, tp: int) -> list[tuple[str, int, int, int]]:
                                                f"evenly over tensor-parallel degree {tp}")
     else:
         kv_here = 1  # fewer KV heads than GPUs: each GPU holds a copy of one
-    out = [("qkv_proj", (heads_here + 2 * kv_here) * head_dim, hidden, layers),
-           ("o_proj", hidden, heads_here * head_dim, layers)]
+    qkv_bias, o_bias, mlp_bias = _biases(cfg)
+    out = [("qkv_proj", (heads_here + 2 * kv_here) * head_dim, hidden, layers, qkv_bias),
+           ("o_proj", hidden, heads_here * head_dim, layers, o_bias)]
     experts = next((k for k in EXPERT_KEYS if cfg.data.get(k)), None)
     dense_layers = layers
     if experts:
@@ -163,9 +206,9 @@ def linears(path, tp: int) -> list[tuple[str, int, int, int]]:
                     path, experts, cfg.data[experts], dense_layers, layers)
     if dense_layers:
         inter = _divides(cfg, "intermediate_size", cfg.integer("intermediate_size"), tp)
-        out += [("gate_up_proj", 2 * inter, hidden, dense_layers),
-                ("down_proj", hidden, inter, dense_layers)]
-    out.append(("lm_head", -(-vocab // tp), hidden, 1))
+        out += [("gate_up_proj", 2 * inter, hidden, dense_layers, mlp_bias),
+                ("down_proj", hidden, inter, dense_layers, mlp_bias)]
+    out.append(("lm_head", _vocab_here(cfg, vocab, tp), hidden, 1, False))
     return out
 
 
@@ -186,7 +229,7 @@ def weights_of(tokens: list[int], weights, path="model_token_weights") -> list[i
                         f"got {weights!r}")
 
 
-def _check_options(path, tp, tokens, weights, dtype) -> None:
+def _check_options(path, tp, tokens, weights, dtype, sequences) -> None:
     def bad(key: str, message: str):
         return WorkloadError(path, None, key, message)
 
@@ -204,19 +247,30 @@ def _check_options(path, tp, tokens, weights, dtype) -> None:
         raise bad("model_token_weights", f"weights must be positive integers, got {weights}")
     if dtype not in DTYPES:
         raise bad("model_dtype", f"expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    if isinstance(sequences, bool) or not isinstance(sequences, int) or sequences < 1:
+        raise bad("model_sequences", f"expected a positive integer, got {sequences!r}")
 
 
-def model_rows(path, *, tp, tokens, token_weights: object = "serving", dtype="bf16_r"):
+def columns_of(name: str, tokens: int, sequences: int) -> int:
+    """The GEMM's N (columns: tokens) of a linear in a step of ``tokens`` tokens: the lm-head of
+    a prefill step (more tokens than ``sequences``) runs once per sequence, on its last token."""
+    return min(tokens, sequences) if name == "lm_head" else tokens
+
+
+def model_rows(path, *, tp, tokens, token_weights: object = "serving", dtype="bf16_r",
+               sequences: int = SEQUENCES):
     """The mask-64 rows (dicts with ``call_count``) of the model's GEMMs."""
-    _check_options(path, tp, tokens, token_weights, dtype)
+    _check_options(path, tp, tokens, token_weights, dtype, sequences)
     weights = weights_of(list(tokens), token_weights, path)
     shapes = linears(path, tp)
-    return [linear_fields(out_features, t, k, dtype, dtype) | {"call_count": per_pass * w}
-            for t, w in zip(tokens, weights) for _, out_features, k, per_pass in shapes]
+    return [linear_fields(out_features, columns_of(name, t, sequences), k, dtype, dtype,
+                          bias=bias) | {"call_count": per_pass * w}
+            for t, w in zip(tokens, weights) for name, out_features, k, per_pass, bias in shapes]
 
 
 def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serving",
-               dtype="bf16_r", platform: str | None = None, arch: str | None = None):
+               dtype="bf16_r", sequences: int = SEQUENCES, platform: str | None = None,
+               arch: str | None = None):
     """A model's ``config.json`` -> the canonical workload table (one row per distinct GEMM)."""
     from .parsing import _missing_file
     from .table import _Rows, _normalize
@@ -225,7 +279,7 @@ def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serv
     if problem:
         raise problem
     parsed = model_rows(path, tp=tp, tokens=list(tokens), token_weights=token_weights,
-                        dtype=dtype)
+                        dtype=dtype, sequences=sequences)
     rows = _Rows(path, lambda i: None)
     for row in parsed:
         rows.add(tuple(row), list(row.values()))

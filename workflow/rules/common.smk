@@ -68,6 +68,15 @@ def aiter_export():
     return {"aiter": layout.EXPORT_AITER} if listed else {}
 
 
+def export_sources():
+    """What the exports rule reads beside the kept GEMMs: the workload (aiter's key of each
+    call) and whose kernels were kept: the dense search's winners (stock library indices) or
+    geko's built library (tune)."""
+    index_of = {"searched": layout.WINNERS} if MODE == "search" else \
+        {"tensile": layout.TENSILE}
+    return {"workload": layout.WORKLOAD, **index_of}
+
+
 def combine_workdirs():
     """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
     return [Path(launch_path(str(Path(other).expanduser()), "combine_with"))

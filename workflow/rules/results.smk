@@ -53,9 +53,11 @@ rule exports:
     solutions (rocm), aiter's tuned-GEMM CSV, for the kept GEMMs."""
     input:
         "results/final_results.csv",
+        **export_sources(),
     output:
         override="exports/hipblaslt_tuning_override.txt",
         tunableop="exports/tunableop_results.csv",
+        library_index="exports/library_index.json",
         **aiter_export(),
     log:
         "logs/exports.log",

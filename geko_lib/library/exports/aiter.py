@@ -11,16 +11,20 @@ to the row's backend ``libtype`` with ``solidx``. Header::
 geko writes one row per kept GEMM that is an ``F.linear`` call in hipBLASLt's column-major terms
 (transA = T, transB = N, batch 1, f32 accumulation; see geko_lib.workload.aiter for the mapping):
 ``M`` = the GEMM's n (tokens), ``N`` = its m (out features), ``K``; dtypes as ``torch.bfloat16``;
-``libtype`` ``hipblaslt``, ``solidx`` the hipBLASLt solution index, ``splitK`` 0 (the solution
-carries its own), ``us`` the tuned time, ``kernelName`` the solution name, ``err_ratio`` geko's
+``bias`` and ``scaleAB`` those of the workload rows the GEMM came from (one row per key);
+``libtype`` ``hipblaslt``, ``solidx`` the stock library's index of a dense-search winner (what
+the application's hipBLASLt numbers it), ``splitK`` 0 (the solution carries its own), ``us`` the tuned time, ``kernelName`` the solution name, ``err_ratio`` geko's
 verified error (a norm error per element, not aiter's fraction of elements out of tolerance),
 ``tflops``/``bw`` from ``us`` (bw counts A, B read and D written once). ``gfx`` and ``cu_num`` are
 the arch and compute-unit count the campaign ran on: a row whose ``cu_num`` differs from what
 the GPU reports never matches (the most-reported failure of these tables: 80 vs 304). Other
-GEMMs (another layout, batched, other accumulation) are left out and counted.
+GEMMs (another layout, batched, other accumulation), calls with a bias (geko times GEMMs
+without the bias epilogue) and kernels only geko's library has (no field of the table can name
+that library) are left out and counted (``LEFT_OUT``).
 
 The reader (``read_aiter_tuned``) gives the ``libtype == hipblaslt`` rows back as a winners table
-(geko's identity columns, ``solution_index``, ``solution_name``, ``us``, ``gfx``, ``cu_num``).
+(geko's identity columns, ``bias``, ``scaleAB``, ``solution_index``, ``solution_name``, ``us``,
+``gfx``, ``cu_num``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import pandas as pd
 from ... import files
 from ...gemm import GemmProblem, GemmType
 from ...workload.aiter import HIPBLASLT_TO_TORCH, TORCH_NAMES
+from .sources import STOCK, distinct, gemm_key
 from .winners import ExportError, _rows
 
 AITER_TUNED_COLUMNS = ("gfx", "cu_num", "M", "N", "K", "bias", "dtype", "outdtype", "scaleAB",
@@ -51,42 +56,74 @@ def _linear(problem: GemmProblem) -> bool:
             and t.a_type in HIPBLASLT_TO_TORCH and t.d_type in HIPBLASLT_TO_TORCH)
 
 
-def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int) -> tuple[list[dict], int]:
-    """(rows of the tuned CSV, how many winners are no F.linear call and were left out)."""
+# why a kept GEMM (or one of its workload keys) has no row: reason -> words of the log line
+LEFT_OUT = {
+    "linear": "no F.linear call (aiter keys T N, batch 1, f32 accumulation only)",
+    "bias": "a bias call: geko timed the GEMM without its bias epilogue",
+    "geko": "a kernel of geko's library only: the table has no field naming that library",
+}
+
+
+def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
+               keys: dict | None = None) -> tuple[list[dict], dict]:
+    """(rows of the tuned CSV, {reason: count} of what was left out; reasons in LEFT_OUT).
+    ``keys``: sources.workload_keys of the campaign's workload, so each row carries the
+    ``bias`` and ``scaleAB`` of the call it answers; without it a GEMM's own scales."""
     if not gfx or int(cu_num) < 1:
         raise ExportError(f"aiter tuned CSV: gfx {gfx!r} and cu_num {cu_num!r} are the lookup "
                           "key of every row: both are required")
     errors = winners["error"].tolist() if "error" in winners else [None] * len(winners)
-    out, skipped = [], 0
-    for row, error in zip(_rows(winners, need_name=True), errors):
+    libraries = winners["library"].tolist() if "library" in winners else [STOCK] * len(winners)
+    identities = gemm_key(winners)
+    out, left_out = [], dict.fromkeys(LEFT_OUT, 0)
+    for row, error, library, identity in zip(_rows(winners, need_name=True), errors, libraries,
+                                             identities):
         p = row["problem"]
         if not _linear(p):
-            skipped += 1
+            left_out["linear"] += 1
+            continue
+        if library != STOCK:
+            left_out["geko"] += 1
             continue
         us = row["us"]
         if us is None:
             raise ExportError(f"{row['where']}: us: aiter's table needs the tuned time")
         scaled = bool(row.get("scaleA", 0) or row.get("scaleB", 0))
-        out.append({"gfx": gfx, "cu_num": int(cu_num), "M": p.n, "N": p.m, "K": p.k,
-                    "bias": False, "dtype": HIPBLASLT_TO_TORCH[p.type.a_type],
-                    "outdtype": HIPBLASLT_TO_TORCH[p.type.d_type], "scaleAB": scaled,
-                    "bpreshuffle": False, "libtype": LIBTYPE, "solidx": row["index"],
-                    "splitK": 0, "us": round(us, 4), "kernelName": row["name"],
-                    "err_ratio": 0.0 if error is None or pd.isna(error) else float(error),
-                    "tflops": round(p.flops / us / 1e6, 4),
-                    "bw": round(p.min_bytes / us / 1e3, 4)})
-    return out, skipped
+        calls = (keys or {}).get(identity) or [{"bias": False, "scaleAB": scaled}]
+        for key in distinct(calls, ("bias", "scaleAB")):
+            if key["bias"]:
+                left_out["bias"] += 1
+                continue
+            out.append({"gfx": gfx, "cu_num": int(cu_num), "M": p.n, "N": p.m, "K": p.k,
+                        "bias": key["bias"], "dtype": HIPBLASLT_TO_TORCH[p.type.a_type],
+                        "outdtype": HIPBLASLT_TO_TORCH[p.type.d_type],
+                        "scaleAB": key["scaleAB"], "bpreshuffle": False, "libtype": LIBTYPE,
+                        "solidx": row["index"], "splitK": 0, "us": round(us, 4),
+                        "kernelName": row["name"],
+                        "err_ratio": 0.0 if error is None or pd.isna(error) else float(error),
+                        "tflops": round(p.flops / us / 1e6, 4),
+                        "bw": round(p.min_bytes / us / 1e3, 4)})
+    return out, {reason: n for reason, n in left_out.items() if n}
 
 
-def write_aiter_tuned(winners: pd.DataFrame, path, *, gfx: str, cu_num: int) -> int:
-    """Write the tuned CSV; returns how many winners were left out (no F.linear call)."""
-    rows, skipped = aiter_rows(winners, gfx=gfx, cu_num=cu_num)
+def write_aiter_tuned(winners: pd.DataFrame, path, *, gfx: str, cu_num: int,
+                      keys: dict | None = None) -> dict:
+    """Write the tuned CSV; returns {reason: count} of what was left out (aiter_rows)."""
+    rows, left_out = aiter_rows(winners, gfx=gfx, cu_num=cu_num, keys=keys)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=AITER_TUNED_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     files.write_text(path, buffer.getvalue())
-    return skipped
+    return left_out
+
+
+def _number(kind, text, path, line: int, column: str):
+    try:
+        return kind(str(text).strip())
+    except ValueError:
+        expected = "an integer" if kind is int else "a number"
+        raise ExportError(f"{path}:{line}: {column}: expected {expected}, got {text!r}") from None
 
 
 def read_aiter_tuned(path) -> pd.DataFrame:
@@ -102,16 +139,25 @@ def read_aiter_tuned(path) -> pd.DataFrame:
             raise ExportError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
         out = []
         for record in reader:
+            short = [c for c in reader.fieldnames if record.get(c) is None]
+            if short:
+                raise ExportError(f"{path}:{reader.line_num}: {short[0]}: the row has fewer "
+                                  "fields than the header")
             if record["libtype"].strip() != LIBTYPE:
                 continue
             fields = gemm_row(record, path, reader.line_num)
             t = GemmType(fields["transA"], fields["transB"], fields["a_type"], fields["b_type"],
                          fields["c_type"], fields["d_type"], fields["compute_type"])
             problem = GemmProblem(t, fields["M"], fields["N"], 1, fields["K"])
+            line = reader.line_num
             out.append(problem.gemm_fields() | {
-                "solution_index": int(record["solidx"]),
-                "solution_name": record.get("kernelName", ""), "us": float(record["us"]),
-                "gfx": record.get("gfx", ""), "cu_num": int(record.get("cu_num") or 0)})
+                # aiter's own key of the row, beside the GEMM's
+                "bias": fields["bias_vector"], "scaleAB": bool(fields["scaleA"]),
+                "solution_index": _number(int, record["solidx"], path, line, "solidx"),
+                "solution_name": record.get("kernelName", ""),
+                "us": _number(float, record.get("us") or "nan", path, line, "us"),
+                "gfx": record.get("gfx", ""),
+                "cu_num": _number(int, record.get("cu_num") or "0", path, line, "cu_num")})
     return pd.DataFrame(out)
 
 

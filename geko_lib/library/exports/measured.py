@@ -7,6 +7,8 @@ only good where it was measured. Each format records that in its own words, whic
 * override file: the ``Git Version:`` line (the build) and ``gcnArchName`` (the arch);
 * TunableOp results: the ``HIPBLASLT_VERSION`` and ``GCN_ARCH_NAME`` validators;
 * aiter tuned CSV: ``gfx`` and ``cu_num`` (the arch; the format has no build column);
+* ``library_index.json`` beside geko's exports: whose indices they hold; where that is geko's
+  own library, its build is the build the export was measured with, whatever the file says;
 
 and, for what the file lacks, the stamp geko writes beside every output
 (``<file>.stamp.json``: the campaign's ``library_version`` and ``arch``).
@@ -21,26 +23,68 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...campaign.layout import EXPORT_INDEX
 from .winners import ExportError
 
 STAMP_SUFFIX = ".stamp.json"
+INDEX_FILE = Path(EXPORT_INDEX).name  # the exports' build stamp (phases.exports)
+
+
+def _lines(path, count: int = 3) -> list[str] | None:
+    """The first ``count`` non-blank lines of a text file; None for a file that is no text."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = []
+            for line in handle:
+                if line.strip():
+                    lines.append(line.rstrip("\r\n"))
+                if len(lines) == count:
+                    break
+            return lines
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _override_header(line: str) -> bool:
+    """A header line of hipBLASLt's override entries: transA first and a solution index."""
+    names = [c.strip() for c in line.strip().lstrip("[0123456789]:").split(",")]
+    return names[:1] == ["transA"] and bool({"solution_index", "soulution_index"} & set(names))
 
 
 def kind_of(path) -> str | None:
-    """``override``, ``tunableop``, ``aiter`` or None (not an export), from the first line."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = next((line.strip() for line in handle if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
+    """``override``, ``tunableop``, ``aiter`` or None (not an export), by what defines each:
+    the override file's ``Git Version:`` line, or its entries of a header line each (hipBLASLt
+    writes one before every value line, indented); TunableOp's ``Validator,`` lines or op
+    signature; aiter's lookup and dispatch columns. A table of another kind (a geko results
+    CSV also starts with ``transA,``) is None."""
+    lines = _lines(path)
+    if not lines:
         return None
-    if first.startswith("Git Version:") or first.lstrip("[0123456789]:").startswith("transA,"):
+    first = lines[0].strip()
+    if first.startswith("Git Version:"):
         return "override"
+    if _override_header(first):
+        headers = [_override_header(line) for line in lines]
+        # entry by entry: header, value, header...; a one-entry file is hipBLASLt's by its
+        # indentation or its gcnArchName column
+        entries = headers[0::2] == [True] * len(headers[0::2]) and not any(headers[1::2])
+        one = len(lines) == 2 and (lines[0].startswith(" ") or "gcnArchName" in lines[0])
+        return "override" if (entries and len(lines) > 2) or one else None
     if first.startswith("Validator,") or "TunableOp_" in first.split(",")[0]:
         return "tunableop"
     names = [c.strip() for c in first.split(",")]
     if {"M", "N", "K", "libtype", "solidx"} <= set(names):
         return "aiter"
     return None
+
+
+def library_index(path: Path) -> dict:
+    """exports/library_index.json beside an export geko wrote: whose indices it holds."""
+    try:
+        record = json.loads((path.parent / INDEX_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _stamp(path: Path) -> dict:
@@ -65,6 +109,10 @@ def read_export(path) -> tuple[str, pd.DataFrame, dict]:
         if value not in (None, "", 0) and key not in measured:
             measured[key], measured[f"{key}_field"] = value, field
 
+    index = library_index(path)  # a geko library's indices: its build before any other
+    if index.get("index_of") == "geko library":
+        note("library_version", index.get("library_version"), f"{INDEX_FILE} library_version "
+             f"(indices of {index.get('library')})")
     if kind == "override":
         table = read_tuning_override(path)
         note("library_version", table.attrs.get("version"), "Git Version")
