@@ -47,10 +47,11 @@ def test_source_parameters_are_the_configs_defines():
 
 
 def test_shared_memory_is_the_ring_or_the_partial_tile_plus_barriers():
-    ring = cg.ClusterConfig(4, 1, 1, 1, 128, 6, 8)  # 6 x (64 + 8) rows x 272 B
-    assert cg.smem_bytes(ring) == 6 * 72 * 272 + 16 * 6
-    tile = cg.ClusterConfig(4, 1, 2, 16, 32, 1, 1)  # 128 x 128 fp32 partial > 1 stage
-    assert cg.smem_bytes(tile) == 128 * 128 * 4 + 16
+    # 1024 B to align the swizzled boxes, then 6 stages x 2 boxes x (64 + 8) rows x 128 B
+    ring = cg.ClusterConfig(4, 1, 1, 1, 128, 6, 8)
+    assert cg.smem_bytes(ring) == 1024 + 6 * 2 * 72 * 128 + 16 * 6
+    tile = cg.ClusterConfig(4, 1, 2, 16, 64, 1, 1)  # 128 x 128 fp32 partial > 1 stage
+    assert cg.smem_bytes(tile) == 1024 + 128 * 128 * 4 + 16
 
 
 def test_feasibility_names_what_stops_a_config():
@@ -145,8 +146,9 @@ def test_nvrtc_builds_a_cubin_for_sm90_and_caches_it(monkeypatch, tmp_path):
 
 GPU_CASES = [((1280, 1, 8192), cg.ClusterConfig(2, 1, 1, 1, 128, 6, 8)),
              ((1280, 16, 8192), cg.ClusterConfig(4, 1, 1, 2, 128, 6, 16)),
-             ((1792, 56, 5120), cg.ClusterConfig(4, 2, 1, 4, 64, 4, 4)),
-             ((8192, 24, 1024), cg.ClusterConfig(4, 1, 1, 4, 64, 4, 1)),
+             ((1792, 56, 5120), cg.ClusterConfig(4, 1, 1, 7, 64, 4, 4)),  # odd fragments
+             ((8192, 24, 1024), cg.ClusterConfig(4, 1, 1, 3, 64, 4, 1)),
+             ((1280, 48, 8192), cg.ClusterConfig(2, 2, 2, 3, 128, 4, 8)),
              ((4096, 128, 12288), cg.ClusterConfig(4, 2, 2, 8, 64, 3, 2)),
              ((1000, 3, 2048), cg.ClusterConfig(4, 1, 1, 1, 64, 2, 3)),  # ragged M and N
              ((1280, 16, 8192, F16_TN), cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8, fp16=1))]

@@ -3,21 +3,27 @@
 D (N x M, row-major: tokens x output features) = X (N x K) . W^T, W (M x K) as stored: the
 decode shape of a linear layer, weights K-contiguous, few tokens. A thread-block cluster of CS
 CTAs shares one BM x NT output tile; each CTA streams its 1/CS of K through a ring of STAGES
-shared-memory buffers filled by bulk copies (cp.async.bulk, the copy engine, completing on an
-mbarrier: one row of BLOCK_K elements a copy, rows padded by 16 bytes so the tensor cores'
-ldmatrix reads are free of bank conflicts), multiplies on the tensor cores (mma.sync m16n8k16,
-fp32 accumulators), parks its partial tile in its own shared memory, and after a cluster barrier
-every CTA sums a 1/CS share of the tile over the cluster's shared memories (distributed shared
-memory, mapa + ld.shared::cluster), in rank order, and writes it. No global atomics, no
-counters, no workspace: the result does not depend on the order CTAs ran in.
+shared-memory buffers filled by the tensor memory accelerator (cp.async.bulk.tensor on
+host-encoded tensor maps, 64-element boxes with the 128-byte swizzle, so the tensor cores'
+ldmatrix reads are free of bank conflicts; each stage completes on an mbarrier), multiplies on
+the tensor cores (mma.sync m16n8k16, fp32 accumulators), parks its partial tile in its own
+shared memory, and after a cluster barrier every CTA sums a 1/CS share of the tile over the
+cluster's shared memories (distributed shared memory: mapa + ld.shared::cluster), in rank
+order, and writes it. No global atomics, no counters, no workspace: the result does not depend
+on the order the CTAs ran in. Rows past M or N are the tensor maps' zero fill.
 
-One warp produces (issues the bulk copies), WARPS_M x WARPS_N warps consume; every shape
-parameter is a macro defined at compile time (``cluster_gemm.defines``). No header is
+One thread of a producer warp issues the copies, WARPS_M x WARPS_N warps consume; every shape
+parameter is a macro defined at compile time (``ClusterConfig.defines``). No header is
 included, so NVRTC needs nothing beyond itself: PTX stands in for cooperative_groups and
 cuda_bf16.h.
+
+(A first version copied one weight row of BLOCK_K elements per cp.async.bulk: correct, but
+on the H200 its time followed the number of copies, about 60 cycles each per SM, not the bytes:
+14.9 us for the 1280 x 1 x 8192 shard whose floor is 6.3 us; bench/RESULTS.md.)
 """
 
 KERNEL_NAME = "geko_cluster_splitk"
+BOX_K = 64  # K elements of one tensor-map box: 128 bytes, the 128-byte swizzle's span
 
 SOURCE = r"""
 #ifndef GEKO_WARPS_M
@@ -25,9 +31,10 @@ SOURCE = r"""
 #endif
 #define BM (GEKO_WARPS_M * 16 * GEKO_FRAG_M)
 #define NT (GEKO_WARPS_N * 8 * GEKO_FRAG_N)
-#define ROW_BYTES (GEKO_BLOCK_K * 2 + 16)
-#define STAGE_ROWS (BM + NT)
-#define STAGE_BYTES (STAGE_ROWS * ROW_BYTES)
+#define BOX_K 64
+#define BOXES (GEKO_BLOCK_K / BOX_K)
+#define BOX_BYTES ((BM + NT) * 128)
+#define STAGE_BYTES (BOXES * BOX_BYTES)
 #define CONSUMERS (GEKO_WARPS_M * GEKO_WARPS_N)
 #define THREADS ((CONSUMERS + 1) * 32)
 #define PIPE_BYTES (GEKO_STAGES * STAGE_BYTES)
@@ -58,9 +65,11 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
                      " selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     }
 }
-__device__ __forceinline__ void bulk_copy(u32 dst, const void* src, u32 bytes, u32 bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1], %2, [%3];" :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+// one box of a 2-D tensor map (coordinates: K element, row) into shared memory
+__device__ __forceinline__ void tma_load(u32 dst, const void* map, int k, int row, u32 bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(dst), "l"(map), "r"(k), "r"(row), "r"(bar) : "memory");
 }
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
@@ -109,13 +118,20 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
 #endif
     return r;
 }
+// byte offset of (row, 16-byte chunk) in a box of 128-byte rows under the 128-byte swizzle
+__device__ __forceinline__ u32 swizzled(int row, int chunk) {
+    return (u32)(row * 128 + ((chunk ^ (row & 7)) << 4));
+}
 
-// grid: (M / BM clusters of CS CTAs along x, ceil(N / NT) along y); block: THREADS
+// maps: the tensor maps of W (M x K, box BM rows) then X (N x K, box NT rows), 128 B each in
+// global memory. grid: M / BM clusters of CS CTAs along x, ceil(N / NT) along y.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-geko_cluster_splitk(const u16* __restrict__ w, const u16* __restrict__ x, u16* __restrict__ d,
-                    int M, int N, int K, long long ldw, long long ldx, long long ldd) {
-    extern __shared__ __align__(128) unsigned char smem[];
-    const u32 base = smem_addr(smem);
+geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
+                    int M, int N, int K, long long ldd) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    // the 128-byte swizzle repeats every 1024 bytes: boxes start on 1024-byte boundaries
+    const u32 raw = smem_addr(smem_raw), base = (raw + 1023) & ~1023u;
+    unsigned char* smem = smem_raw + (base - raw);
     const u32 full = base + BAR_OFFSET, empty = full + 8 * GEKO_STAGES;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int rank = (int)cluster_rank(), cs = (int)cluster_size();
@@ -123,6 +139,8 @@ geko_cluster_splitk(const u16* __restrict__ w, const u16* __restrict__ x, u16* _
     const int kblocks = K / GEKO_BLOCK_K, per = (kblocks + cs - 1) / cs;
     const int kb0 = rank * per;
     const int nk = max(0, min(kblocks, kb0 + per) - kb0);
+    const void* map_w = maps;
+    const void* map_x = maps + 128;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < GEKO_STAGES; ++s) {
@@ -130,6 +148,8 @@ geko_cluster_splitk(const u16* __restrict__ w, const u16* __restrict__ x, u16* _
             mbar_init(empty + 8 * s, CONSUMERS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(map_w) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(map_x) : "memory");
     }
     __syncthreads();
 
@@ -142,50 +162,55 @@ geko_cluster_splitk(const u16* __restrict__ w, const u16* __restrict__ x, u16* _
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
     const int warp_m = warp % GEKO_WARPS_M, warp_n = warp / GEKO_WARPS_M;
 
-    if (warp == CONSUMERS) {  // the producer: rows past M or N repeat the last row (unused)
-        for (int i = 0; i < nk; ++i) {
-            const int s = i % GEKO_STAGES;
-            if (i >= GEKO_STAGES) mbar_wait(empty + 8 * s, ((i / GEKO_STAGES) - 1) & 1);
-            if (lane == 0) mbar_expect(full + 8 * s, STAGE_ROWS * GEKO_BLOCK_K * 2);
-            __syncwarp();
-            const long long k = (long long)(kb0 + i) * GEKO_BLOCK_K;
-            const u32 stage = base + s * STAGE_BYTES;
-            for (int r = lane; r < STAGE_ROWS; r += 32) {
-                const u16* src = r < BM ? w + (long long)min(m0 + r, M - 1) * ldw + k
-                                        : x + (long long)min(n0 + r - BM, N - 1) * ldx + k;
-                bulk_copy(stage + r * ROW_BYTES, src, GEKO_BLOCK_K * 2, full + 8 * s);
+    if (warp == CONSUMERS) {  // the producer
+        if (lane == 0) {
+            for (int i = 0; i < nk; ++i) {
+                const int s = i % GEKO_STAGES;
+                if (i >= GEKO_STAGES) mbar_wait(empty + 8 * s, ((i / GEKO_STAGES) - 1) & 1);
+                mbar_expect(full + 8 * s, STAGE_BYTES);
+                const int k = (kb0 + i) * GEKO_BLOCK_K;
+                const u32 stage = base + s * STAGE_BYTES;
+#pragma unroll
+                for (int b = 0; b < BOXES; ++b) {
+                    tma_load(stage + b * BOX_BYTES, map_w, k + b * BOX_K, m0, full + 8 * s);
+                    tma_load(stage + b * BOX_BYTES + BM * 128, map_x, k + b * BOX_K, n0,
+                             full + 8 * s);
+                }
             }
         }
     } else {
-        // ldmatrix row addresses: A (weights) 16 rows x 16 k per fragment, B (tokens) 8 x 16
-        const u32 a_off = (warp_m * 16 * GEKO_FRAG_M + lane % 16) * ROW_BYTES + (lane / 16) * 16;
+        // ldmatrix rows: A (weights) 16 rows x 16 k per fragment, B (tokens) 8 x 16; the
+        // swizzle's row term (row & 7) is lane & 7 for both
+        const int a_row = warp_m * 16 * GEKO_FRAG_M + lane % 16, a_half = lane / 16;
 #if GEKO_FRAG_N % 2 == 0
-        const u32 b_off = (BM + warp_n * 8 * GEKO_FRAG_N + lane % 8 + (lane / 16) * 8) * ROW_BYTES
-                          + ((lane / 8) % 2) * 16;
+        const int b_row = warp_n * 8 * GEKO_FRAG_N + lane % 8 + (lane / 16) * 8;
 #else
-        const u32 b_off = (BM + warp_n * 8 * GEKO_FRAG_N + lane % 8) * ROW_BYTES
-                          + ((lane / 8) % 2) * 16;
+        const int b_row = warp_n * 8 * GEKO_FRAG_N + lane % 8;
 #endif
+        const int b_half = (lane / 8) % 2;
         for (int i = 0; i < nk; ++i) {
             const int s = i % GEKO_STAGES;
             mbar_wait(full + 8 * s, (i / GEKO_STAGES) & 1);
             const u32 stage = base + s * STAGE_BYTES;
 #pragma unroll
             for (int kk = 0; kk < GEKO_BLOCK_K / 16; ++kk) {
+                const u32 box = stage + (kk / 4) * BOX_BYTES;
+                const int chunk = (kk % 4) * 2;
                 u32 a[GEKO_FRAG_M][4], b[GEKO_FRAG_N][2];
 #pragma unroll
                 for (int fm = 0; fm < GEKO_FRAG_M; ++fm)
-                    ldm_x4(stage + a_off + fm * 16 * ROW_BYTES + kk * 32,
+                    ldm_x4(box + swizzled(a_row + fm * 16, chunk + a_half),
                            a[fm][0], a[fm][1], a[fm][2], a[fm][3]);
 #if GEKO_FRAG_N % 2 == 0
 #pragma unroll
                 for (int fn = 0; fn < GEKO_FRAG_N; fn += 2)
-                    ldm_x4(stage + b_off + fn * 8 * ROW_BYTES + kk * 32,
+                    ldm_x4(box + BM * 128 + swizzled(b_row + fn * 8, chunk + b_half),
                            b[fn][0], b[fn][1], b[fn + 1][0], b[fn + 1][1]);
 #else
 #pragma unroll
                 for (int fn = 0; fn < GEKO_FRAG_N; ++fn)
-                    ldm_x2(stage + b_off + fn * 8 * ROW_BYTES + kk * 32, b[fn][0], b[fn][1]);
+                    ldm_x2(box + BM * 128 + swizzled(b_row + fn * 8, chunk + b_half),
+                           b[fn][0], b[fn][1]);
 #endif
 #pragma unroll
                 for (int fm = 0; fm < GEKO_FRAG_M; ++fm)
