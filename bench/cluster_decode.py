@@ -37,6 +37,7 @@ ERR_THR = 1e-2
 SCREEN_REPEATS = 3
 SCREEN_CHUNK = 48  # candidates screened side by side at once
 FINALISTS = 4
+FAIL_FAST = 8  # the first this many candidates all failing stops the run (a broken build)
 
 
 def shipped_triton(problem: GemmProblem) -> str | None:
@@ -71,6 +72,8 @@ def checked(problem, sets, configs):
             print(f"  {cfg.name}: {type(err).__name__}: {str(err)[:300]}", file=sys.stderr)
             error = math.inf
         out.append((cfg, error))
+        if len(out) == FAIL_FAST and all(e == math.inf for _, e in out):
+            sys.exit(f"{problem.name}: the first {FAIL_FAST} candidates all failed: stopping")
     return out
 
 

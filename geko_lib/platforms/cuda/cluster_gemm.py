@@ -15,6 +15,7 @@ device's is refused before it is loaded.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
@@ -37,6 +38,7 @@ MAX_CLUSTER_PORTABLE = 8  # larger clusters need the non-portable attribute (sm_
 MAX_CLUSTER = 16
 SMEM_LIMIT = 232448  # bytes of shared memory a block may opt into (sm_90)
 CUBIN_DIR = "cuda-cubins"
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap)
 NAME_PREFIX = "cuda_cluster_"
 _NAME = re.compile(r"^cuda_cluster_m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_c(\d+)(_f16)?$")
 INPUT_TYPES = {"bf16_r": 0, "f16_r": 1}  # input (= output) type -> GEKO_FP16
@@ -336,15 +338,17 @@ def tensor_map(t, box_rows: int, fp16: int) -> bytes:
     dtype = types.CU_TENSOR_MAP_DATA_TYPE_FLOAT16 if fp16 else \
         types.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
     rows, cols = t.shape
+    u64, u32 = driver.cuuint64_t, driver.cuuint32_t
     err, tmap = driver.cuTensorMapEncodeTiled(
-        dtype, 2, t.data_ptr(), [cols, rows], [t.stride(0) * 2], [cluster_source.BOX_K, box_rows],
-        [1, 1], driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        dtype, 2, t.data_ptr(), [u64(cols), u64(rows)], [u64(t.stride(0) * 2)],
+        [u32(cluster_source.BOX_K), u32(box_rows)], [u32(1), u32(1)],
+        driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:
         raise ClusterConfigError(f"cuTensorMapEncodeTiled on a {rows}x{cols} tensor: {err}")
-    return struct.pack("<16Q", *(int(v) for v in tmap.opaque))
+    return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
 
 
 class PreparedLaunch:
