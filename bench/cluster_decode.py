@@ -8,7 +8,8 @@ Per GEMM: every candidate config of ``cluster_gemm.candidate_configs`` is checke
 NaN-poisoned output against the float32 reference (timing.checked_error; a wrong one is listed
 and never timed), the right ones screened side by side (few replays), then the fastest few
 re-timed side by side (timing.time_side_by_side: CUDA graphs, rotating operands past 4x L2)
-with the Triton kernel the TP-8 trace's library ships for that shape (or, for a shape it does
+with the fastest's twins that leave out the cluster reduction and the MMAs (wrong results:
+what each part costs), with the Triton kernel the TP-8 trace's library ships for that shape (or, for a shape it does
 not hold, the shipped decode_tma_atomic of the 1280-row shard nearest in tokens), cuBLASLt's
 default and the read and copy floors. floor = max(read of the operand bytes, FLOPs at the bf16
 matmul rate measured in this run). Writes ``cluster_decode.csv`` (every candidate's check and
@@ -113,6 +114,10 @@ def probe(problem: GemmProblem, device: int, repeats: int, peak_tflops: float) -
     finalists = [cfg for _, cfg in screened[:FINALISTS]]
     variants = [("cluster", cfg.name, [cg.launcher(cfg, ops) for ops in sets])
                 for cfg in finalists]
+    # the fastest without its cluster reduction / without its MMAs: what each part costs
+    for ablate, kind in ((1, "ablate_noreduce"), (2, "ablate_nomma")):
+        twin = cg.ClusterConfig(**{**finalists[0].to_params(), "ablate": ablate})
+        variants.append((kind, twin.name, [cg.launcher(twin, ops) for ops in sets]))
     shipped = shipped_triton(problem)
     if shipped:
         cfg = tg.TritonConfig.from_name(shipped)

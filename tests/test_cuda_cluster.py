@@ -28,6 +28,9 @@ def test_names_round_trip_and_carry_the_shape():
     assert cg.ClusterConfig.from_params(cfg.to_params()) == cfg
     half = cg.ClusterConfig(2, 2, 2, 4, 64, 4, 16, fp16=1)
     assert cg.ClusterConfig.from_name(half.name) == half
+    ablated = cg.ClusterConfig(2, 2, 2, 4, 64, 4, 16, ablate=1)
+    assert ablated.name.endswith("_ablate1") and cg.ClusterConfig.from_name(ablated.name) == ablated
+    assert "GEKO_ABLATE" not in cfg.defines() and ablated.defines()["GEKO_ABLATE"] == 1
     for bad in ("cuda_cluster_m60n16k128_w4x1_s6_c8", "triton_decode_tma_16x64x128"):
         with pytest.raises(cg.ClusterConfigError):
             cg.ClusterConfig.from_name(bad)

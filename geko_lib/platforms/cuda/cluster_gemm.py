@@ -40,7 +40,7 @@ SMEM_LIMIT = 232448  # bytes of shared memory a block may opt into (sm_90)
 CUBIN_DIR = "cuda-cubins"
 TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap)
 NAME_PREFIX = "cuda_cluster_"
-_NAME = re.compile(r"^cuda_cluster_m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_c(\d+)(_f16)?$")
+_NAME = re.compile(r"^cuda_cluster_m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_c(\d+)(_f16)?(?:_ablate(\d))?$")
 INPUT_TYPES = {"bf16_r": 0, "f16_r": 1}  # input (= output) type -> GEKO_FP16
 BLOCK_KS = (64, 128, 256)  # whole tensor-map boxes of 64 elements
 
@@ -61,6 +61,7 @@ class ClusterConfig:
     stages: int
     cluster: int  # CTAs of a cluster: the K split
     fp16: int = 0  # 1: f16 inputs and output, 0: bf16
+    ablate: int = 0  # benchmarks only (bench/cluster_decode.py): 1 no reduction, 2 no MMA
 
     def __post_init__(self):
         for f in fields(self):
@@ -84,7 +85,8 @@ class ClusterConfig:
     @property
     def name(self) -> str:
         return (f"{NAME_PREFIX}m{self.block_m}n{self.block_n}k{self.block_k}_w{self.warps_m}x"
-                f"{self.warps_n}_s{self.stages}_c{self.cluster}{'_f16' if self.fp16 else ''}")
+                f"{self.warps_n}_s{self.stages}_c{self.cluster}{'_f16' if self.fp16 else ''}"
+                + (f"_ablate{self.ablate}" if self.ablate else ""))
 
     @classmethod
     def from_name(cls, name: str) -> "ClusterConfig":
@@ -96,7 +98,7 @@ class ClusterConfig:
             raise ClusterConfigError(f"{name}: blocks {bm}x{bn} do not split over {wm}x{wn} "
                                      "warps")
         return cls(wm, wn, bm // (16 * wm), bn // (8 * wn), bk, stages, cs,
-                   int(found.group(8) is not None))
+                   int(found.group(8) is not None), int(found.group(9) or 0))
 
     def to_params(self) -> dict:
         """The mapping stored under ``CudaKernel`` in a library-logic solution."""
@@ -118,7 +120,7 @@ class ClusterConfig:
         return {"GEKO_WARPS_M": self.warps_m, "GEKO_WARPS_N": self.warps_n,
                 "GEKO_FRAG_M": self.frag_m, "GEKO_FRAG_N": self.frag_n,
                 "GEKO_BLOCK_K": self.block_k, "GEKO_STAGES": self.stages,
-                "GEKO_FP16": self.fp16}
+                "GEKO_FP16": self.fp16, **({"GEKO_ABLATE": self.ablate} if self.ablate else {})}
 
     def compiled(self) -> "ClusterConfig":
         """The config with the launch-time cluster size cleared: one cubin serves them all."""
@@ -421,8 +423,8 @@ def launcher(cfg: ClusterConfig, ops) -> Callable[[], None]:
 # the candidates of a problem
 
 MAX_TOKENS = 128  # tokens of one block at most
-ROW_SPLITS = ((2, 1), (4, 1), (2, 2), (4, 2), (8, 1))  # (warps_m, frag_m): 32-128 rows
-CLUSTERS = (1, 2, 4, 8, 16)
+ROW_SPLITS = ((1, 1), (2, 1), (4, 1), (2, 2), (4, 2), (8, 1))  # (warps_m, frag_m): 16-128 rows
+CLUSTERS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 MAX_STAGES = 8
 SMS = 132  # H200
 CTA_RANGE = (SMS * 3 // 4, 8 * SMS)  # candidates launch this many CTAs (fewer idle SMs)

@@ -29,6 +29,9 @@ SOURCE = r"""
 #ifndef GEKO_WARPS_M
 #error "GEKO_WARPS_M, GEKO_WARPS_N, GEKO_FRAG_M, GEKO_FRAG_N, GEKO_BLOCK_K, GEKO_STAGES, GEKO_FP16 are compile-time parameters"
 #endif
+#ifndef GEKO_ABLATE
+#define GEKO_ABLATE 0  // benchmarks only: 1 leaves out the cluster's reduction, 2 the MMAs
+#endif
 #define BM (GEKO_WARPS_M * 16 * GEKO_FRAG_M)
 #define NT (GEKO_WARPS_N * 8 * GEKO_FRAG_N)
 #define BOX_K 64
@@ -216,7 +219,7 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
                 for (int fm = 0; fm < GEKO_FRAG_M; ++fm)
 #pragma unroll
                     for (int fn = 0; fn < GEKO_FRAG_N; ++fn)
-                        mma(acc[fm][fn], a[fm], b[fn][0], b[fn][1]);
+                        if (GEKO_ABLATE != 2) mma(acc[fm][fn], a[fm], b[fn][0], b[fn][1]);
             }
             __syncwarp();
             if (lane == 0) mbar_arrive(empty + 8 * s);
@@ -237,7 +240,7 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
                     part[n * BM + m] = acc[fm][fn][e];
                 }
     }
-    cluster_sync();  // every CTA's partial is in its shared memory
+    if (GEKO_ABLATE != 1) cluster_sync();  // every CTA's partial is in its shared memory
 
     const int tokens = min(NT, N - n0);
     const int quads = tokens * BM / 4, share = (quads + cs - 1) / cs;
@@ -246,14 +249,14 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
         const int n = (q * 4) / BM, m = (q * 4) % BM;
         if (m0 + m >= M) continue;
         const u32 local = base + (u32)(q * 16);
-        float4 sum = load_remote(local, 0);
-        for (int r = 1; r < cs; ++r) {
+        float4 sum = load_remote(local, GEKO_ABLATE == 1 ? rank : 0);
+        for (int r = 1; r < (GEKO_ABLATE == 1 ? 1 : cs); ++r) {
             const float4 v = load_remote(local, (u32)r);
             sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
         }
         uint2 out = make_uint2(pack2(sum.x, sum.y), pack2(sum.z, sum.w));
         *(uint2*)(d + (long long)(n0 + n) * ldd + m0 + m) = out;
     }
-    cluster_sync();  // no CTA leaves while another still reads its shared memory
+    if (GEKO_ABLATE != 1) cluster_sync();  // no CTA leaves while another reads its memory
 }
 """
