@@ -5,7 +5,7 @@
         python bench/ncu_decode.py --gemm 1280x1x8192 --variant triton_decode_tma_atomic_...
 
 A GEMM is BLAS M x N x K, bf16 TN (a linear layer: M weight rows, N tokens). A variant is a
-Triton config name, ``default`` (cuBLASLt's heuristic choice) or ``copy`` (the elementwise copy
+Triton config name, a cluster kernel name (``cuda_cluster_...``), ``default`` (cuBLASLt's heuristic choice) or ``copy`` (the elementwise copy
 of the GEMM's bytes: the size-aware floor). The variant runs three times over rotating operands
 (compile and warm-up), then twice inside the NVTX range ``geko``: ncu profiles only those two.
 Without ncu the script prints each variant's mean time over the two launches and exits.
@@ -24,13 +24,16 @@ from bench.gemms import parse_gemm  # noqa: E402
 
 
 def calls_of(variant: str, problem: GemmProblem, device: int) -> list:
-    from geko_lib.platforms.cuda import timing, triton_gemm as tg, tune
+    from geko_lib.platforms.cuda import cluster_gemm, timing, triton_gemm as tg, tune
     from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings
 
     if variant == "copy":
         return timing.copy_calls(timing.operand_bytes(problem), device)
     platform = CudaPlatform(SearchSettings())
     sets = platform._operands(problem, device, salt=11)
+    if variant.startswith(cluster_gemm.NAME_PREFIX):
+        cfg = cluster_gemm.ClusterConfig.from_name(variant)
+        return [cluster_gemm.launcher(cfg, ops) for ops in sets]
     if variant == "default":
         solution = platform.default_solution(problem, device)
     else:

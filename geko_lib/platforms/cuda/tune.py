@@ -31,6 +31,7 @@ from ...tuning import ga
 from ...tuning import optimize as tune
 from . import timing
 from . import triton_gemm as tg
+from . import warm
 from ...log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -350,16 +351,10 @@ def _seed_library_dir(path: Path) -> Path:
                           f"the working directory and in {resources.root()})")
 
 
-def _shape_distance(a, b) -> float:
-    """log-distance of two [M, N, batch, K] sizes (tokens weigh double: they pick the mode)."""
-    logs = [math.log2(max(1, int(v))) for v in (a[0], a[1], a[3], b[0], b[1], b[3])]
-    return abs(logs[0] - logs[3]) + 2 * abs(logs[1] - logs[4]) + abs(logs[2] - logs[5])
-
-
 def seed_configs(problem: GemmProblem, earlier=(), nearest: int = 4) -> list[dict]:
     """The seeds of one decode GEMM: the winners of the ``nearest`` most similar shapes of an
     earlier tuning first (where they can run this one), then the rule seeds."""
-    ranked = sorted(earlier, key=lambda sc: _shape_distance(sc[0], problem.size))
+    ranked = sorted(earlier, key=lambda sc: warm.shape_distance(sc[0], problem.size))
     chosen = [cfg for _, cfg in ranked[:nearest] if tg.infeasible_reason(cfg, problem) is None]
     return [c.to_params() for c in dict.fromkeys(chosen + rule_seeds(problem))]
 
@@ -634,7 +629,6 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
         workers = tg.default_workers() if workers is None else int(workers)
         executor = tg.make_executor(workers) if workers > 1 else None
         if tuning.ga.get("warm_start", True):
-            from . import warm
 
             try:
                 env = warm.environment(device)
@@ -653,7 +647,6 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
             if picked is not None:
                 chosen.append(picked)
                 if env is not None:
-                    from . import warm
 
                     problem, sol, gflops = picked
                     warm.store(env, problem, config_of(sol), gflops)
@@ -667,7 +660,6 @@ def _warm_seeds(one: TritonTuning, env: str) -> None:
     """Put the warm-start cache's winners first among ``one``'s seeds; where its exact shape
     is cached, no GA, and of the other seeds only the first of each template (the earlier
     campaign measured them all on the same software: one per family guards that decision)."""
-    from . import warm
 
     cached, exact = warm.seeds(env, one.problems[0])
     rest = [s for s in one.seeds_of(0) if s not in cached]

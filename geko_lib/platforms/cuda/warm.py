@@ -14,6 +14,7 @@ template is measured beside the cached winners (then the finalists side by side)
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -21,7 +22,6 @@ from pathlib import Path
 
 from ...gemm import GemmProblem
 from . import triton_gemm as tg
-from .tune import _shape_distance
 
 CACHE_ENV = "GEKO_CACHE_DIR"
 NEAREST = 4
@@ -59,6 +59,12 @@ def _driver_version() -> str:
         return "unknown"
 
 
+def shape_distance(a, b) -> float:
+    """log-distance of two [M, N, batch, K] sizes (tokens weigh double: they pick the mode)."""
+    logs = [math.log2(max(1, int(v))) for v in (a[0], a[1], a[3], b[0], b[1], b[3])]
+    return abs(logs[0] - logs[3]) + 2 * abs(logs[1] - logs[4]) + abs(logs[2] - logs[5])
+
+
 def _path(env: str) -> Path:
     return cache_dir() / f"{env}.json"
 
@@ -93,7 +99,7 @@ def seeds(env: str, problem: GemmProblem, nearest: int = NEAREST) -> tuple[list[
     """Cached winners of ``problem``'s GEMM type that can run it, the exact shape first then
     the ``nearest`` closest; and whether the exact shape was cached."""
     entries = [e for e in _read(env).values() if e.get("type") == problem.type.name]
-    entries.sort(key=lambda e: _shape_distance(e["size"], problem.size))
+    entries.sort(key=lambda e: shape_distance(e["size"], problem.size))
     out, exact = [], False
     for e in entries[:nearest]:
         try:

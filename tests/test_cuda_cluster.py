@@ -1,0 +1,196 @@
+"""The cluster split-K CUDA C++ kernel (geko_lib/platforms/cuda/cluster_gemm.py): configs and
+their names, feasibility, the source's named parameters, the cubin cache's key and the loader's
+refusal of a cubin of another SM, all without a GPU; an NVRTC build where cuda.core and NVRTC
+are installed; the numerics on a GPU (``gpu``) against the float32 reference, poisoned output."""
+import math
+import struct
+
+import pytest
+
+from geko_lib.gemm import GemmProblem, GemmType
+from geko_lib.platforms.cuda import cluster_gemm as cg
+from geko_lib.platforms.cuda import cluster_source
+from tests.conftest import _has_gpu
+
+BF16_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
+F16_TN = GemmType("T", "N", "f16_r", "f16_r", "f16_r", "f16_r", "c_f32_r")
+
+
+def problem(m, n, k, gemm_type=BF16_TN):
+    return GemmProblem(gemm_type, m, n, 1, k)
+
+
+def test_names_round_trip_and_carry_the_shape():
+    cfg = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+    assert cfg.name == "cuda_cluster_m64n16k128_w4x1_s6_c8"
+    assert (cfg.block_m, cfg.block_n, cfg.threads) == (64, 16, 160)
+    assert cg.ClusterConfig.from_name(cfg.name) == cfg
+    assert cg.ClusterConfig.from_params(cfg.to_params()) == cfg
+    half = cg.ClusterConfig(2, 2, 2, 4, 64, 4, 16, fp16=1)
+    assert cg.ClusterConfig.from_name(half.name) == half
+    ablated = cg.ClusterConfig(2, 2, 2, 4, 64, 4, 16, ablate=1)
+    assert ablated.name.endswith("_ablate1") and cg.ClusterConfig.from_name(ablated.name) == ablated
+    assert "GEKO_ABLATE" not in cfg.defines() and ablated.defines()["GEKO_ABLATE"] == 1
+    for bad in ("cuda_cluster_m60n16k128_w4x1_s6_c8", "triton_decode_tma_16x64x128"):
+        with pytest.raises(cg.ClusterConfigError):
+            cg.ClusterConfig.from_name(bad)
+    with pytest.raises(cg.ClusterConfigError, match="unknown"):
+        cg.ClusterConfig.from_params({**cfg.to_params(), "split": 2})
+
+
+def test_source_parameters_are_the_configs_defines():
+    cfg = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+    defines = cfg.defines()
+    for name in defines:
+        assert name in cluster_source.SOURCE
+    # the cluster size is a launch parameter: every cluster size shares one build
+    assert cfg.compiled().defines() == cg.ClusterConfig(4, 1, 1, 2, 128, 6, 1).defines()
+    assert f"extern \"C\" __global__" in cluster_source.SOURCE
+    assert cluster_source.KERNEL_NAME in cluster_source.SOURCE
+
+
+def test_shared_memory_is_the_ring_or_the_partial_tile_plus_barriers():
+    # 1024 B to align the swizzled boxes, then 6 stages x 2 boxes x (64 + 8) rows x 128 B
+    ring = cg.ClusterConfig(4, 1, 1, 1, 128, 6, 8)
+    assert cg.smem_bytes(ring) == 1024 + 6 * 2 * 72 * 128 + 16 * 6
+    tile = cg.ClusterConfig(4, 1, 2, 16, 64, 1, 1)  # 128 x 128 fp32 partial > 1 stage
+    assert cg.smem_bytes(tile) == 1024 + 128 * 128 * 4 + 16
+
+
+def test_feasibility_names_what_stops_a_config():
+    cfg = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+    assert cg.infeasible_reason(cfg, problem(1280, 16, 8192)) is None
+    nn = GemmType("N", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
+    cases = {problem(1280, 16, 8192, nn): "TN",
+             problem(1280, 16, 8192, F16_TN): "built for bf16",
+             problem(1280, 16, 8100): "multiple of block_k",
+             problem(1282, 16, 8192): "multiple of 4",
+             problem(1280, 16, 512): "K blocks",
+             problem(1280, 2, 8192): "padding"}
+    for p, words in cases.items():
+        assert words in (cg.infeasible_reason(cfg, p) or ""), p.name
+    huge = cg.ClusterConfig(4, 1, 1, 16, 256, 8, 1)
+    assert "shared memory" in cg.infeasible_reason(huge, problem(1280, 128, 8192))
+
+
+def test_candidates_are_feasible_and_fill_the_gpu():
+    for p in (problem(1280, 1, 8192), problem(8192, 96, 1024), problem(4096, 128, 12288)):
+        found = cg.candidate_configs(p)
+        assert found, p.name
+        for cfg in found:
+            assert cg.infeasible_reason(cfg, p) is None
+            ctas = -(-p.m // cfg.block_m) * -(-p.n // cfg.block_n) * cfg.cluster
+            assert cg.CTA_RANGE[0] <= ctas <= cg.CTA_RANGE[1]
+        assert len({cfg.cluster for cfg in found}) > 1
+
+
+def test_cache_key_changes_with_everything_a_cubin_depends_on(monkeypatch):
+    cfg = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+    key = cg.cache_key(cfg, "13.0", "13000")
+    assert key == cg.cache_key(cg.ClusterConfig(4, 1, 1, 2, 128, 6, 2), "13.0", "13000")
+    others = {cg.cache_key(cg.ClusterConfig(4, 1, 1, 2, 128, 5, 8), "13.0", "13000"),
+              cg.cache_key(cfg, "13.1", "13000"), cg.cache_key(cfg, "13.0", "13010"),
+              cg.cache_key(cfg, "13.0", "13000", arch="sm_100a")}
+    monkeypatch.setattr(cluster_source, "SOURCE", cluster_source.SOURCE + "\n")
+    others.add(cg.cache_key(cfg, "13.0", "13000"))
+    assert key not in others and len(others) == 5
+
+
+def test_cubins_live_beside_the_warm_start_cache(monkeypatch, tmp_path):
+    from geko_lib.platforms.cuda import warm
+
+    monkeypatch.setenv(warm.CACHE_ENV, str(tmp_path))
+    assert cg.cubin_dir() == tmp_path / "cuda-cubins"
+    assert warm.cache_dir() == tmp_path / "cuda-warm"
+
+
+def elf(sm: int) -> bytes:
+    """A 64-bit ELF header as NVRTC writes a cubin's: the SM in e_flags bits 8-15."""
+    head = bytearray(64)
+    head[:5] = b"\x7fELF\x02"
+    struct.pack_into("<I", head, 0x30, 0x06000004 | (sm << 8))
+    return bytes(head)
+
+
+def test_loader_refuses_a_cubin_of_another_sm():
+    assert cg.cubin_sm(elf(90)) == 90
+    cg.check_arch(elf(90), 90)
+    with pytest.raises(cg.ClusterConfigError, match="sm_100.*sm_90"):
+        cg.check_arch(elf(100), 90)
+    with pytest.raises(cg.ClusterConfigError, match="ELF"):
+        cg.check_arch(b"not a cubin", 90)
+
+
+def _nvrtc_available() -> bool:
+    try:
+        cg.nvrtc_version()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="cuda.core / NVRTC not installed")
+def test_nvrtc_builds_a_cubin_for_sm90_and_caches_it(monkeypatch, tmp_path):
+    from geko_lib.platforms.cuda import warm
+
+    monkeypatch.setenv(warm.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(warm, "_driver_version", lambda: "test")
+    cfg = cg.ClusterConfig(2, 1, 1, 1, 64, 4, 4)
+    code = cg.cubin(cfg)
+    assert cg.cubin_sm(code) == cg.SM
+    cached = list((tmp_path / "cuda-cubins").glob("*.cubin"))
+    assert len(cached) == 1 and cached[0].read_bytes() == code
+    monkeypatch.setattr(cg, "compile_cubin", lambda cfg: pytest.fail("compiled again"))
+    assert cg.cubin(cg.ClusterConfig(2, 1, 1, 1, 64, 4, 16)) == code  # another cluster size
+
+
+# --------------------------------------------------------------------------------------------
+# on a GPU
+
+GPU_CASES = [((1280, 1, 8192), cg.ClusterConfig(2, 1, 1, 1, 128, 6, 8)),
+             ((1280, 16, 8192), cg.ClusterConfig(4, 1, 1, 2, 128, 6, 16)),
+             ((1792, 56, 5120), cg.ClusterConfig(4, 1, 1, 7, 64, 4, 4)),  # odd fragments
+             ((8192, 24, 1024), cg.ClusterConfig(4, 1, 1, 3, 64, 4, 1)),
+             ((1280, 48, 8192), cg.ClusterConfig(2, 2, 2, 3, 128, 4, 8)),
+             ((4096, 128, 12288), cg.ClusterConfig(4, 2, 2, 8, 64, 3, 2)),
+             ((1000, 3, 2048), cg.ClusterConfig(4, 1, 1, 1, 64, 2, 3)),  # ragged M and N
+             ((1280, 16, 8192, F16_TN), cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8, fp16=1))]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu() or not _nvrtc_available(), reason="needs a GPU, cuda.core")
+@pytest.mark.parametrize("shape,cfg", GPU_CASES, ids=[c.name for _, c in GPU_CASES])
+def test_cluster_kernel_matches_the_reference(shape, cfg):
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(*shape)
+    assert cg.infeasible_reason(cfg, p) is None
+    ops = timing.make_operands(p, 0, seed=3, count=1)[0]
+    error = timing.checked_error(cg.launcher(cfg, ops), ops, calls=3)
+    assert error < 1e-2, f"{cfg.name} on {p.name}: relative error {error}"
+    # deterministic: the same bits on every call (no atomics, fixed summation order)
+    first = ops.d.clone()
+    cg.launcher(cfg, ops)()
+    assert bool((first == ops.d).all())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu() or not _nvrtc_available(), reason="needs a GPU, cuda.core")
+def test_cluster_kernel_replays_in_a_cuda_graph():
+    import torch
+
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(1280, 16, 8192)
+    cfg = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+    ops = timing.make_operands(p, 0, seed=5, count=1)[0]
+    call = cg.launcher(cfg, ops)
+    call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    ops.d.fill_(math.nan)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert timing.relative_error(ops.d, timing.reference(ops)) < 1e-2
