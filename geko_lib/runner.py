@@ -8,14 +8,15 @@ A job is attempted ``attempts`` times (each attempt under a lease of its own, so
 another device); a job whose every attempt failed with a user-facing error (``GekoError``) is
 one entry of the run's failures (``failures.failed_item``), which the caller writes with the one
 failure writer (``failures.write_failure_files``). Any other error is a bug: it ends the run
-(the jobs running finish, no waiting job starts).
+(the jobs running finish, no waiting job starts), as Ctrl-C does (no failed job is tried again
+either: its tool was interrupted too).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Sequence
 
 from . import failures, jobs
@@ -37,7 +38,8 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
         raise GekoError("no devices to run on (devices=[])")
     n_slots = max(1, int(n_slots))
     failed: dict[int, dict] = {}
-    stop = threading.Event()  # a bug in one job: the jobs still waiting do not start
+    # a bug in one job, or Ctrl-C: no waiting job starts and no failed job is tried again
+    stop = threading.Event()
 
     def one(index: int):
         if stop.is_set():
@@ -53,6 +55,8 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
 
     def attempted(item, index: int):
         for attempt in range(1, attempts + 1):
+            if stop.is_set():
+                return None
             # the API's own lines stay the original's: the lease lines go to DEBUG here; inside
             # a cluster allocation the jobs still share its devices by their locks
             with jobs.leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG,
@@ -65,8 +69,18 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
                     failed[index] = failures.failed_item(name_of(item), exc)
         return None
 
-    with ThreadPoolExecutor(max_workers=len(devices) * n_slots) as pool:
-        results = list(pool.map(one, range(len(items))))
+    pool = ThreadPoolExecutor(max_workers=len(devices) * n_slots)
+    try:
+        futures = [pool.submit(one, index) for index in range(len(items))]
+        pending = set(futures)
+        while pending:  # woken each 0.2 s, so Ctrl-C reaches this thread while jobs run
+            pending = wait(pending, timeout=0.2).not_done
+        results = [future.result() for future in futures]
+    except BaseException:
+        stop.set()
+        raise
+    finally:  # the jobs running end (a tool Ctrl-C reached ends at once), then the run does
+        pool.shutdown(cancel_futures=True)
     return results, [failed[i] for i in sorted(failed) if results[i] is None]
 
 

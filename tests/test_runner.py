@@ -55,3 +55,30 @@ def test_a_bug_ends_the_run_and_starts_no_waiting_job(tmp_path):
 def test_no_devices_is_refused(tmp_path):
     with pytest.raises(GekoError, match="no devices"):
         _run(tmp_path, ["x"], lambda item, lease: item, devices=[])
+
+
+def test_ctrl_c_starts_no_waiting_job_and_retries_none(tmp_path):
+    """Ctrl-C while a job runs (its tool, interrupted too, fails it): the run ends with the
+    interrupt once that job has ended, trying it no second time and starting no other."""
+    import _thread
+
+    started, running = [], threading.Event()
+
+    def work(item, lease):
+        started.append(item)
+        running.set()
+        threading.Event().wait(0.5)  # the tool runs a moment, then dies of the interrupt
+        raise GekoError(f"{item}: interrupted")
+
+    def interrupt():
+        running.wait(30)
+        _thread.interrupt_main()
+
+    before = threading.active_count()
+    interrupter = threading.Thread(target=interrupt, daemon=True)
+    interrupter.start()
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path, list("abc"), work, devices=[0], attempts=2)
+    interrupter.join(30)
+    assert started == ["a"]
+    assert threading.active_count() == before  # nothing of the run goes on behind it
