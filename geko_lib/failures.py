@@ -19,6 +19,8 @@ In the workflow:
   ``<phase>/.failed_runs.json`` (with the count each job last ran at); the rule's ``params``
   carry :func:`rerun_token`, which changes after a failed run until the job is retired (never,
   with retry off), so Snakemake's params trigger reruns exactly those jobs.
+- **in a row**: with ``max_consecutive_failures: N`` a tune campaign starts no more tuning jobs
+  once N failed one after another (:class:`FailureStreak`): a degrading node fails them all.
 """
 
 from __future__ import annotations
@@ -157,9 +159,9 @@ def with_rows(failed: Sequence[dict], rows: Sequence[dict], name_of: Callable) -
 
 def write_failure_files(directory: Path, failed: Sequence[dict],
                         what: str = "GEMM(s) failed the dense search") -> None:
-    """``failed_jobs.log`` of a phase's items that failed (:func:`failed_item`), and for the GEMMs of
-    a search (entries of :func:`with_rows`) ``failed_gemms.yaml``, in ``directory``: the same
-    files whichever door ran the phase (the workflow's winners, the API's search.run and
+    """``failed_jobs.log`` of a phase's items that failed (:func:`failed_item`), and for the
+    GEMMs of a search (entries of :func:`with_rows`) ``failed_gemms.yaml``, in ``directory``: the
+    same files whichever door ran the phase (the workflow's winners, the API's search.run and
     optim.run); a run without failures leaves neither behind."""
     from . import files
     from .library.logic import dump_rows
@@ -211,3 +213,43 @@ def edit_failed_log(directory: Path, name: str, error=None) -> None:
             files.write_text(path, failed_log_text(items))
         else:
             path.unlink(missing_ok=True)
+
+
+# --- tuning jobs failing in a row ---------------------------------------------------------------
+
+class TuningAborted(GekoError, RuntimeError):
+    """Too many tuning jobs failed in a row: the campaign stops starting new ones."""
+
+
+class FailureStreak:
+    """Consecutive failed tuning jobs across the campaign (a shared file under a lock); a
+    degrading node shows up as a run of failures, and burning hours on it helps nobody.
+    ``failed_log`` is where the failed jobs are listed (named when the cap stops the tuning)."""
+
+    def __init__(self, directory: Path, cap: int, failed_log):
+        self.path, self.cap = Path(directory) / ".failure_streak", int(cap)
+        self.failed_log = failed_log
+
+    def _update(self, change) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.seek(0)
+            text = handle.read().strip()
+            value = change(int(text) if text.isdigit() else 0)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{value}\n")
+            return value
+
+    def check(self) -> None:
+        streak = self._update(lambda v: v)
+        if self.cap and streak >= self.cap:
+            raise TuningAborted(f"{streak} consecutive tuning jobs failed (max_consecutive_"
+                               f"failures={self.cap}): not starting more; see {self.failed_log}")
+
+    def succeeded(self) -> None:
+        self._update(lambda v: 0)
+
+    def failed(self) -> int:
+        return self._update(lambda v: v + 1)

@@ -9,7 +9,7 @@ import pytest
 from geko_lib import optim
 from geko_lib.platforms import sim
 from geko_lib.schemas import GemmConfig, GemmType
-from geko_lib.tuning import ga, optimize as tuning_optimize
+from geko_lib.tuning import build_dir as build_dirs, ga
 
 BBS_TN = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "f32_r")
 
@@ -76,7 +76,7 @@ def one_matrix_instruction(text: str) -> str:
 def test_an_interrupted_build_of_an_edited_tuning_yaml_starts_over(tuned, caplog):
     run, calls, yaml_path, logic = tuned
     shutil.rmtree(logic)  # interrupted after the GA's checkpoint, before its library
-    assert tuning_optimize.build_state(logic.parent) == "resumable"
+    assert build_dirs.build_state(logic.parent) == "resumable"
     narrowed = one_matrix_instruction(yaml_path.read_text())
     assert narrowed.count("MatrixInstruction: [") == 1
     yaml_path.write_text(narrowed)

@@ -13,7 +13,7 @@ from geko_lib import library as liblogic
 from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.platforms.cuda import triton_gemm as tg
 from geko_lib.platforms.cuda import tune as ctune
-from geko_lib.tuning import optimize as tuning_optimize
+from geko_lib.tuning import build_dir as build_dirs
 
 BF16 = dict(a_type="bf16_r", b_type="bf16_r", c_type="bf16_r", d_type="bf16_r",
             compute_type="c_f32_r")
@@ -443,16 +443,16 @@ def test_optimize_with_fake_evaluator_writes_library_logic(tmp_path):
         prob = GemmProblem(lib.gemm_type, *size)
         assert tg.infeasible_reason(cfg, prob) is None
         assert gflops == pytest.approx(fake_gflops(cfg, prob), rel=1e-3)
-    assert (build / "size0" / tuning_optimize.CHECKPOINT).exists()
-    assert (build / "size1" / tuning_optimize.CHECKPOINT).exists()
-    assert tuning_optimize.build_state(build) == "completed"
+    assert (build / "size0" / build_dirs.CHECKPOINT).exists()
+    assert (build / "size1" / build_dirs.CHECKPOINT).exists()
+    assert build_dirs.build_state(build) == "completed"
 
 
 def test_prefill_cluster_shares_one_ga(tmp_path):
     paths, calls, evaluate = run_fake(tmp_path, [[4096, 2048, 1, 4096], [4096, 512, 1, 4096]])
     ctune.optimize(paths[0], tmp_path / "b", device=0, evaluate=evaluate)
     assert len(calls) == 4 and all(n == 12 for n in calls)
-    assert (tmp_path / "b" / tuning_optimize.CHECKPOINT).exists()
+    assert (tmp_path / "b" / build_dirs.CHECKPOINT).exists()
 
 
 def test_optimize_resumes_from_checkpoint(tmp_path):

@@ -273,7 +273,7 @@ def test_optimize_device_is_the_ordinal_the_tuner_sees(fake, tmp_path, monkeypat
 
 def test_an_interrupted_tuning_job_logs_its_retry_once(fake, tmp_path, monkeypatch, caplog):
     """optim.run on the rocm checkout resumes an interrupted Ductile build: the build dir is
-    prepared once per job (the door's tuning.optimize.prepare_build_dir), so its 'retrying'
+    prepared once per job (the door's tuning.build_dir.prepare_build_dir), so its 'retrying'
     line is logged once; TensileLite's own run prepared it again and logged it twice."""
     from geko_lib import optim
 

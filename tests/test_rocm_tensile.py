@@ -20,7 +20,7 @@ from geko_lib import library as liblogic
 from geko_lib.platforms import PlatformError
 from geko_lib.platforms.rocm import library_build as lb
 from geko_lib.platforms.rocm import tensilelite as tl
-from geko_lib.tuning import optimize as tune
+from geko_lib.tuning import build_dir as build_dirs
 from tests.conftest import ROOT, FIXTURES
 from tests.rocm_fake import TENSILE_TOOLS
 
@@ -122,8 +122,8 @@ def tuning(tmp_path, record):
 
 
 def run_optimize(t: dict, device: int = 2, progress=None) -> Path:
-    """tl.optimize as both doors call it: the build dir prepared first (tuning.optimize)."""
-    tune.prepare_build_dir(t["build"], t["yaml"].stem, t["yaml"])
+    """tl.optimize as both doors call it: the build dir prepared first (tuning.build_dir)."""
+    build_dirs.prepare_build_dir(t["build"], t["yaml"].stem, t["yaml"])
     return tl.optimize(t["tensilelite"], t["yaml"], t["build"], device, python=PY,
                        client_dir=t["client_dir"], lock_dir=t["lock_dir"], progress=progress)
 
@@ -413,7 +413,7 @@ def test_optimize_end_to_end_bin_form(tuning):
     assert not (build / "1_BenchmarkProblems").exists()  # kernel sources removed on success
     assert (build / "step-00__ductile.checkpoint").is_file()
     assert "Time taken for BBS_TN_0:" in (tuning["lock_dir"] / "timing.log").read_text()
-    assert tune.build_state(build) == "completed"
+    assert build_dirs.build_state(build) == "completed"
 
 
 def test_optimize_module_form_with_the_tensile_backend(tmp_path, record, monkeypatch):
@@ -441,7 +441,7 @@ def test_failed_run_names_command_and_log_then_retries_clean(tuning, monkeypatch
     message = str(err.value)
     assert "exit code 2" in message and "BBS_TN_0-tensilelite.log" in message
     assert "--client-lock" in message and "failing at start" in message
-    assert tune.build_state(tuning["build"]) == "failed"
+    assert build_dirs.build_state(tuning["build"]) == "failed"
     monkeypatch.delenv("GEKO_REPLAY_TENSILE_FAIL")
     assert any(run_optimize(tuning).glob("*.yaml"))
     log_text = (tuning["build"] / "BBS_TN_0-tensilelite.log").read_text()
@@ -453,7 +453,7 @@ def test_interrupted_ductile_run_resumes_from_its_checkpoint(tuning, monkeypatch
     with pytest.raises(PlatformError, match="exit code 3"):
         run_optimize(tuning)
     build = tuning["build"]
-    assert tune.build_state(build) == "resumable"
+    assert build_dirs.build_state(build) == "resumable"
     (build / ".failcount").write_text("1\n")
     monkeypatch.delenv("GEKO_REPLAY_TENSILE_FAIL")
     rows = []

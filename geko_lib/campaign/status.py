@@ -132,7 +132,7 @@ def _state(workdir: Path, output: str, log: str, active: bool, incomplete: dict,
 
 
 def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
-    from ..tuning.optimize import build_state
+    from ..tuning.build_dir import build_state
 
     layout = L.Layout(workdir)
     failed_names = set(layout.failed_jobs("tune"))

@@ -151,7 +151,7 @@ def _tune_pairs(workdir: Path, baseline: pd.DataFrame) -> pd.DataFrame | None:
     """Tuned gflops (library logic of completed configs, GA checkpoints of the others) vs the
     baseline's gflops, as times of one unit of work."""
     from .. import library
-    from ..tuning.optimize import CHECKPOINT, LOGIC_DIR
+    from ..tuning.build_dir import CHECKPOINT, LOGIC_DIR
     from ..tuning.problem import TuningConfig
 
     best: dict[tuple, float] = {}

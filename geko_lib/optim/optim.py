@@ -15,7 +15,7 @@ from .. import failures, files, original_columns, platforms, runner
 from ..campaign import integrity, layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
-from ..tuning import optimize as tuning_jobs, running_jobs
+from ..tuning import build_dir as build_dirs, running_jobs
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -78,8 +78,8 @@ def made_for(plat, tuning_yaml: Path) -> dict:
 
 def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
     build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
-    logic, expected = build / tuning_jobs.LOGIC_DIR, made_for(plat, tuning_yaml)
-    if tuning_jobs.build_state(build) == "completed":
+    logic, expected = build / build_dirs.LOGIC_DIR, made_for(plat, tuning_yaml)
+    if build_dirs.build_state(build) == "completed":
         reason = integrity.problem(logic, expected)
         if reason is None:
             return logic
@@ -88,7 +88,7 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
         log.info("%s: tuned again: %s", logic, reason)
         shutil.rmtree(build)
     # the workflow's own preparation: a failed or interrupted build keeps its checkpoint
-    tuning_jobs.prepare_build_dir(build, tuning_yaml.stem, tuning_yaml)
+    build_dirs.prepare_build_dir(build, tuning_yaml.stem, tuning_yaml)
     try:
         # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
         # logger, the tuner's own log (rocm) lies in that dir
@@ -97,7 +97,7 @@ def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
         integrity.stamp(done, expected, inputs={})
         return done
     except GekoError:
-        tuning_jobs.bump_failcount(build)
+        build_dirs.bump_failcount(build)
         raise
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import failures, jobs
 from ..campaign import layout
-from ..tuning import optimize, running_jobs
+from ..tuning import build_dir, running_jobs
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -20,20 +20,20 @@ def attempts(config) -> int:
 
 def skip(build: Path, name: str, why: str) -> None:
     """The job ends without a library: an empty 3_LibraryLogic, so the campaign goes on."""
-    (build / optimize.LOGIC_DIR).mkdir(parents=True, exist_ok=True)
+    (build / build_dir.LOGIC_DIR).mkdir(parents=True, exist_ok=True)
     log.warning("%s skipped: %s (listed in %s)", name, why, layout.TUNING_FAILED)
 
 
 def run(job):
     config, name = job.config, job.wildcards.cfg
     build = Path(job.output[0]).parent
-    streak = optimize.FailureStreak(build.parent, config["max_consecutive_failures"],
+    streak = failures.FailureStreak(build.parent, config["max_consecutive_failures"],
                                     layout.TUNING_FAILED)
     if failures.retired(layout.TUNING_DIR, name, config["retire_after"]):
         build.mkdir(parents=True, exist_ok=True)  # its name stays in failed_jobs.log
         return skip(build, name, f"retired after {config['retire_after']} failed runs")
     streak.check()
-    optimize.prepare_build_dir(build, name, Path(job.input[0]))
+    build_dir.prepare_build_dir(build, name, Path(job.input[0]))
 
     def work():
         with jobs.on_lease(config, n_slots=config["n_slots"]) as (platform, lease), \
@@ -46,7 +46,7 @@ def run(job):
         finally:  # a job killed by the stall watchdog could not remove its line itself
             running_jobs.forget(layout.TUNING_DIR, name)
     except jobs.USER_ERRORS as exc:
-        optimize.bump_failcount(build)
+        build_dir.bump_failcount(build)
         streak.failed()
         failures.edit_failed_log(layout.TUNING_DIR, name, exc)
         if job.resources.attempt < attempts(config):

@@ -18,7 +18,7 @@ editable install and the client binding (the "editable" client form).
 
 A tuning run rewrites ``GlobalParameters: Device`` in a copy of the YAML, writes the tuner's
 stdout+stderr to ``<build>/<name>-tensilelite.log``, follows Ductile's per-generation table in
-that log for progress, and keeps the build-dir states of ``geko_lib.tuning.optimize``
+that log for progress, and keeps the build-dir states of ``geko_lib.tuning.build_dir``
 (completed / resumable / failed) so a rerun resumes from Ductile's checkpoint.
 """
 
@@ -45,7 +45,7 @@ import yaml
 
 from ... import files
 from ... import progress as _progress
-from ...tuning import optimize as tune, running_jobs
+from ...tuning import build_dir as build_dirs, optimize as tune, running_jobs
 from ...tuning.problem import TuningConfig
 from .. import PlatformError
 from ...log_setup import LOGGER
@@ -550,7 +550,7 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     (an ordinal among the devices the tuner sees); returns ``build_dir/3_LibraryLogic``.
 
     A completed build dir is returned as is. A failed or interrupted one is the caller's to
-    prepare (tuning.optimize.prepare_build_dir: both doors do it before any platform's
+    prepare (tuning.build_dir.prepare_build_dir: both doors do it before any platform's
     optimize; preparing it here again logged its retry line twice per job). Jobs on one GPU share ``lock_dir/gpulock_<lock_id>``
     (default: the device; TensileLite's ``--client-lock``): they compile kernels at the same
     time but time them one after another. ``progress(row)`` gets each Ductile generation row
@@ -562,7 +562,7 @@ def optimize(tensilelite: Path, tuning_yaml: Path, build_dir: Path, device: int,
     lock_id = check_name(str(device) if lock_id is None else lock_id, "client lock id")
     name = check_name(tuning_yaml.stem, "tuning YAML name")
     logic_dir = build_dir / tune.LOGIC_DIR
-    if tune.build_state(build_dir) == "completed":
+    if build_dirs.build_state(build_dir) == "completed":
         log.info("%s: %s already holds library logic", name, logic_dir)
         return logic_dir
     build_dir.mkdir(parents=True, exist_ok=True)
