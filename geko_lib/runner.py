@@ -107,3 +107,9 @@ class Bar:
 
     def close(self) -> None:
         self.bar.close()
+
+    def __enter__(self) -> "Bar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

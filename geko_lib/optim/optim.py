@@ -117,13 +117,13 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     yamls = tuning_files(tuning_dir)
     if not yamls:
         raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
-    bar = runner.Bar(len(yamls), "tune")
-    done, failed = runner.run(
-        yamls, lambda tuning_yaml, lease: _optimize_one(plat, tuning_yaml, lease.device,
-                                                        lease.slot),
-        name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name, devices=devices,
-        n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1, bar=bar)
-    bar.close()
+    with runner.Bar(len(yamls), "tune") as bar:
+        done, failed = runner.run(
+            yamls, lambda tuning_yaml, lease: _optimize_one(plat, tuning_yaml, lease.device,
+                                                            lease.slot),
+            name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name, devices=devices,
+            n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1,
+            bar=bar)
     failures.write_failure_files(tuning_dir, failed, "tuning job(s) failed")
     return [d for d in done if d is not None]
 

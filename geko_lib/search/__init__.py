@@ -111,7 +111,6 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     options = {key: value for key, value in config.items() if key != "lock_dir"}
     made_for = chunk_search.provenance(plat, options, duration)
     out.mkdir(parents=True, exist_ok=True)
-    bar = runner.Bar(len(rows), "search")
 
     def work(bound: tuple[int, int], lease) -> tuple[list, list[dict]]:
         chunk_rows = rows[bound[0]:bound[1] + 1]
@@ -120,10 +119,10 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
         bar.done(len(chunk_rows), len(gone))
         return found, gone
 
-    results, _ = runner.run(bounds, work, name_of=lambda bound: chunk_name(*bound),
-                            namespace=plat.name, devices=devices,
-                            lock_dir=config.get("lock_dir"))
-    bar.close()
+    with runner.Bar(len(rows), "search") as bar:
+        results, _ = runner.run(bounds, work, name_of=lambda bound: chunk_name(*bound),
+                                namespace=plat.name, devices=devices,
+                                lock_dir=config.get("lock_dir"))
     failures.write_failure_files(out, [entry for _, gone in results for entry in gone])
     frames = [frame for found, _ in results for frame in found]
     if not frames:
