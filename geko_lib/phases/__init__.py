@@ -22,7 +22,7 @@ import importlib
 import sys
 from dataclasses import dataclass, field
 
-from .. import jobs, resources
+from .. import jobs, resources as own_files  # geko's own files (a Job has a resources field)
 from ..campaign import layout as L
 
 
@@ -114,7 +114,7 @@ class Job:
     wildcards: "Paths" = field(default_factory=lambda: Paths())
     log: list = field(default_factory=list)
     resources: "Paths" = field(default_factory=lambda: Paths(attempt=1))
-    scriptdir: str = field(default_factory=lambda: str(resources.path("workflow", "scripts")))
+    scriptdir: str = field(default_factory=lambda: str(own_files.path("workflow", "scripts")))
     threads: int = 1
 
     @classmethod
