@@ -38,9 +38,11 @@ def polling(monkeypatch):
     return busy
 
 
-def campaign_config(tmp_path, n_slots=1) -> dict:
-    return state.with_defaults({"platform": "sim", "arch": "gfx950", "devices": [0],
-                                "lock_dir": str(tmp_path / "locks"), "n_slots": n_slots})
+def campaign_config(tmp_path, n_slots=1, lock_dir=None) -> dict:
+    """A campaign's config on sim device 0; its lock_dir the test's (``""``: the host's)."""
+    return state.with_defaults({
+        "platform": "sim", "arch": "gfx950", "devices": [0], "n_slots": n_slots,
+        "lock_dir": str(tmp_path / "locks") if lock_dir is None else lock_dir})
 
 
 def in_thread(fn) -> tuple[threading.Thread, list]:
@@ -82,14 +84,16 @@ def started_after(monkeypatch, name, release: threading.Event) -> list[bool]:
     return seen
 
 
-def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run):
+def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run,
+                         lock_dir=None):
     """``api_run()`` started while campaign jobs hold ``n_slots`` slots of device 0: it polls
     the locks, saying so once, and its platform ``phase`` runs only once they are released.
     Returns its result."""
     said = []
     monkeypatch.setattr(jobs.log, "info", lambda text, *args: said.append(text % args))
     release, held = threading.Event(), threading.Event()
-    holder, _ = hold_every_slot(campaign_config(tmp_path, n_slots), n_slots, release, held)
+    holder, _ = hold_every_slot(campaign_config(tmp_path, n_slots, lock_dir), n_slots, release,
+                                held)
     assert held.wait(WAIT)
     seen = started_after(monkeypatch, phase, release)
     api, result = in_thread(api_run)
@@ -105,10 +109,17 @@ def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run
     return result[0]
 
 
-def test_search_run_waits_while_a_campaign_job_holds_its_device(tmp_path, monkeypatch, polling):
+@pytest.mark.parametrize("lock_dir", ["given", "default"])
+def test_search_run_waits_while_a_campaign_job_holds_its_device(tmp_path, monkeypatch, polling,
+                                                                 lock_dir):
+    """With ``lock_dir=`` as the campaign's, or neither naming one (both take the host's)."""
+    given, campaigns = {"lock_dir": str(tmp_path / "locks")}, None
+    if lock_dir == "default":  # the host's lock directory, here the test's own
+        monkeypatch.setattr(devices, "default_lock_dir", lambda: tmp_path / "locks")
+        given, campaigns = {}, ""
     winners = waits_for_held_slots(tmp_path, monkeypatch, polling, 1, "search", lambda: search.run(
         configs=search.configure(GEMMS), output_dir=tmp_path / "search", devices=[0],
-        platform="sim", lock_dir=str(tmp_path / "locks")))
+        platform="sim", **given), lock_dir=campaigns)
     assert isinstance(winners, pd.DataFrame) and len(winners) == 1
 
 
