@@ -214,6 +214,13 @@ class Installed:
         return subprocess.run(argv, cwd=kwargs.pop("cwd", self.elsewhere), env=self.env,
                               capture_output=True, text=True, **kwargs)
 
+    def command(self, name: str) -> list[str]:
+        """The venv's console script ``name``; snakemake's through the venv's python where the
+        venv borrows this environment's packages (their scripts are not in the venv)."""
+        script = self.venv / "bin" / name
+        return [str(script)] if script.exists() else [str(self.venv / "bin" / "python"), "-m",
+                                                      name]
+
     def geko(self, *args) -> subprocess.CompletedProcess:
         proc = self.run([str(self.venv / "bin" / "geko"), *args])
         assert proc.returncode == 0, f"geko {' '.join(args)}:\n" + \
@@ -358,7 +365,7 @@ def test_the_readme_runs_in_order_from_the_wheel(installed):
     said = {}
     for argv in readme_commands():
         cwd = checkout if argv[0] == "snakemake" else home
-        proc = installed.run([str(installed.venv / "bin" / argv[0]), *argv[1:]], cwd=cwd)
+        proc = installed.run([*installed.command(argv[0]), *argv[1:]], cwd=cwd)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"{shlex.join(argv)}:\n{out[-4000:]}"
         said[shlex.join(argv)] = out
