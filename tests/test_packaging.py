@@ -53,6 +53,9 @@ def test_a_relative_path_is_the_callers_first_then_a_bundled_one(tmp_path):
     (tmp_path / bundled).write_text("[]\n")
     assert resources.find(bundled, tmp_path) == tmp_path / bundled
     assert resources.find("config/workloads/no_such.yaml", tmp_path) is None
+    # a bare file name: a bundled workload's, on both routes (the Snakefile asks find too)
+    assert resources.find("llama3_8b.json", tmp_path) == ROOT / "config/models/llama3_8b.json"
+    assert resources.find("no_such.yaml", tmp_path) is None
 
 
 def test_the_alias_imports_where_nothing_imported_importlib_util_first():
