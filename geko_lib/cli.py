@@ -3,6 +3,7 @@
     geko --search --workload-log app.yaml -d 0,1 --workdir run1
     geko --bench --inline 1024 1024 1 1024 B B S N T
     geko --search --model config.json --tp 8 --tokens 1,16,64,512,4096
+    geko --search --example llama3_8b_serving          (a bundled workload; geko --example list)
     geko --search --list sizes.yaml --platform sim -- --dry-run
     geko --tune --arch gfx942 --backend tensile -n 2 --workload-log app.yaml -d 0,1
     geko --tune -a gfx950 --workload-log app.yaml -w run2 --until configure   (configure.py)

@@ -2,9 +2,10 @@
 any directory (the files live in the checkout's ``config/`` or the installed package's), and
 ``geko --example list`` to see them.
 
-Two kinds, each a directory of ``config/``: application logs (``workloads/*.yaml``, read as
-``--workload-log``) and models' Hugging Face ``config.json`` files (``models/*.json``, read as
-``--model``). A file's name without its suffix is its short name.
+Two kinds, each a directory of ``config/`` (``resources.BUNDLED_WORKLOADS``): application logs
+(``workloads/*.yaml``, read as ``--workload-log``) and models' Hugging Face ``config.json``
+files (``models/*.json``, read as ``--model``). A file's name without its suffix is its short
+name; the bare file name is found from any directory too (``resources.find``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from . import resources
 from .errors import GekoError
 
-# config/ subdirectory -> (file suffix, the workload config key its files set, the flag)
-KINDS = {"workloads": (".yaml", "workload_log", "--workload-log"),
-         "models": (".json", "workload_model", "--model")}
+# bundled directory -> (file suffix, the workload config key its files set, the flag)
+KINDS = dict(zip(resources.BUNDLED_WORKLOADS, (
+    (".yaml", "workload_log", "--workload-log"),
+    (".json", "workload_model", "--model"))))
 
 
 class ExampleError(GekoError):
@@ -55,19 +57,22 @@ def bundled() -> dict[str, Example]:
     """Every bundled workload by short name, logs first, each kind in name order."""
     out = {}
     for folder, (suffix, key, flag) in KINDS.items():
-        for path in sorted(resources.path("config", folder).glob(f"*{suffix}")):
+        for path in sorted(resources.path(folder).glob(f"*{suffix}")):
             out[path.stem] = Example(path.stem, path, key, flag)
     return out
 
 
+def bundled_file(name: str) -> Example | None:
+    """The bundled workload whose file is called ``name`` (a bare file name, no directory)."""
+    return next((e for e in bundled().values() if e.path.name == name), None)
+
+
 def find(name: str) -> Example:
     """The bundled workload called ``name`` (its short name, or its file name)."""
-    examples = bundled()
-    found = examples.get(name) or next((e for e in examples.values() if e.path.name == name),
-                                       None)
+    found = bundled().get(name) or bundled_file(name)
     if found is None:
         raise ExampleError(f"--example: {name!r} is not a bundled workload; choose one of "
-                           f"{', '.join(examples)} (geko --example list)")
+                           f"{', '.join(bundled())} (geko --example list)")
     return found
 
 

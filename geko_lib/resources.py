@@ -36,11 +36,19 @@ def snakefile() -> Path:
     return root() / SNAKEFILE_IN_ROOT
 
 
+# where the bundled workloads are: application logs, and models' Hugging Face config.json files
+BUNDLED_WORKLOADS = (Path("config") / "workloads", Path("config") / "models")
+
+
 def find(relative, base) -> Path | None:
     """A path a user or the config gave: under ``base`` (where the command started), else
     among geko's own files (``config/workloads/...``: the default workload is a bundled one,
-    found from any directory); None where neither holds it."""
-    for candidate in (Path(base) / relative, root() / relative):
+    found from any directory), and a bare file name among the bundled workloads
+    (``llama3_8b_serving.yaml``); None where none holds it."""
+    candidates = [Path(base) / relative, root() / relative]
+    if Path(relative).name == str(relative):
+        candidates += [root() / folder / relative for folder in BUNDLED_WORKLOADS]
+    for candidate in candidates:
         if candidate.exists():
             return candidate.resolve()
     return None

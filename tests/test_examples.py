@@ -57,6 +57,9 @@ def test_an_unknown_example_is_refused_naming_the_choices(tmp_path, monkeypatch,
      "config/workloads/mixed_types.yaml"),
     (["--model", "config/models/llama3_8b.json"], "workload_model",
      "config/models/llama3_8b.json"),
+    (["--workload-log", "llama3_8b_serving.yaml"], "workload_log",
+     "config/workloads/llama3_8b_serving.yaml"),  # the bare file name
+    (["--model", "llama3_70b.json"], "workload_model", "config/models/llama3_70b.json"),
 ])
 def test_a_bundled_workload_is_found_from_any_directory(tmp_path, monkeypatch, argv, key, path):
     monkeypatch.chdir(tmp_path)

@@ -53,6 +53,9 @@ def test_a_relative_path_is_the_callers_first_then_a_bundled_one(tmp_path):
     (tmp_path / bundled).write_text("[]\n")
     assert resources.find(bundled, tmp_path) == tmp_path / bundled
     assert resources.find("config/workloads/no_such.yaml", tmp_path) is None
+    # a bare file name: a bundled workload's, on both routes (the Snakefile asks find too)
+    assert resources.find("llama3_8b.json", tmp_path) == ROOT / "config/models/llama3_8b.json"
+    assert resources.find("no_such.yaml", tmp_path) is None
 
 
 def test_the_alias_imports_where_nothing_imported_importlib_util_first():
@@ -214,6 +217,13 @@ class Installed:
         return subprocess.run(argv, cwd=kwargs.pop("cwd", self.elsewhere), env=self.env,
                               capture_output=True, text=True, **kwargs)
 
+    def command(self, name: str) -> list[str]:
+        """The venv's console script ``name``; snakemake's through the venv's python where the
+        venv borrows this environment's packages (their scripts are not in the venv)."""
+        script = self.venv / "bin" / name
+        return [str(script)] if script.exists() else [str(self.venv / "bin" / "python"), "-m",
+                                                      name]
+
     def geko(self, *args) -> subprocess.CompletedProcess:
         proc = self.run([str(self.venv / "bin" / "geko"), *args])
         assert proc.returncode == 0, f"geko {' '.join(args)}:\n" + \
@@ -358,7 +368,7 @@ def test_the_readme_runs_in_order_from_the_wheel(installed):
     said = {}
     for argv in readme_commands():
         cwd = checkout if argv[0] == "snakemake" else home
-        proc = installed.run([str(installed.venv / "bin" / argv[0]), *argv[1:]], cwd=cwd)
+        proc = installed.run([*installed.command(argv[0]), *argv[1:]], cwd=cwd)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"{shlex.join(argv)}:\n{out[-4000:]}"
         said[shlex.join(argv)] = out
