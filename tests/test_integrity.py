@@ -271,6 +271,42 @@ def test_an_edited_companion_of_a_finished_job_is_refused_not_recomputed(tmp_pat
     assert [str(p) for p, _ in removed] == ["BBS_TN_0.yaml"]
 
 
+def test_a_tuning_yaml_edited_since_configure_is_tuned_as_edited(tmp_path):
+    """The review step of --until configure: a tuning YAML a person edits (one value removed
+    from a parameter list) is theirs: stamped as it is, named in one line, never rewritten;
+    a build made from its earlier content is recomputed. Another companion (its .sh) edited
+    stays refused."""
+    opt = tmp_path / "optimizations"
+    opt.mkdir()
+    manifest, config, script = (opt / n for n in ("tuning_configs.txt", "BBS_TN_0.yaml",
+                                                  "BBS_TN_0.sh"))
+    manifest.write_text("BBS_TN_0\n")
+    config.write_text("- DepthU: [32, 64]\n")
+    script.write_text("#!/bin/sh\n")
+    integrity.stamp(manifest, PROVENANCE, {})
+    for side in (config, script):
+        integrity.stamp(side, PROVENANCE, {}, companion_of="optimizations/tuning_configs.txt")
+    logic = opt / "build_BBS_TN_0" / "3_LibraryLogic"
+    logic.mkdir(parents=True)
+    (logic / "lib.yaml").write_text("x\n")
+    integrity.stamp(logic, PROVENANCE, integrity.input_digests(
+        ["optimizations/BBS_TN_0.yaml"], tmp_path))
+    config.write_text("- DepthU: [64]\n")  # the review
+    patterns = [(f"optimizations/{n}", re.compile(re.escape(f"optimizations/{n}") + "$"))
+                for n in ("tuning_configs.txt", "BBS_TN_0.yaml", "BBS_TN_0.sh",
+                          "build_BBS_TN_0/3_LibraryLogic")]
+    said = []
+    removed = campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE,
+                                                          "tune", report=said.append)
+    assert config.read_text() == "- DepthU: [64]\n" and manifest.exists()
+    assert integrity.problem(config, PROVENANCE, tmp_path) is None  # stamped as edited
+    assert said[0] == f"geko: tuning YAML(s) edited since configure, tuned as edited: {config}"
+    assert [str(p) for p, _ in removed] == ["optimizations/build_BBS_TN_0/3_LibraryLogic"]
+    script.write_text("#!/bin/sh\necho edited\n")
+    with pytest.raises(integrity.IntegrityError, match="delete its .stamp.json to use your"):
+        campaign_start.remove_untrustworthy_outputs(tmp_path, patterns, PROVENANCE, "tune")
+
+
 def test_outputs_of_the_same_job_go_together(tmp_path):
     summary, gemms, other = (tmp_path / n for n in ("summary.csv", "gemms.csv", "other.csv"))
     for path in (summary, gemms, other):

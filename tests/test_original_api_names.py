@@ -117,6 +117,35 @@ def test_merge_runs_tensile_merge_library_of_the_checkout(here):
         library.operations.merge(None, "orig", "libs", "merged")
 
 
+def test_merge_refuses_a_sim_library_for_a_rocm_checkout(here):
+    """A sim campaign's library names model kernels never measured on hipBLASLt: merging it
+    into a checkout's library is refused naming it (its provenance.json or its first line)."""
+    from geko import library
+    from geko_lib.library import LibraryError
+    from geko_lib.platforms.sim import MODEL_NOTE
+
+    hip = build_fake_hipblaslt(here / "hipBLASLt", fixture_logic("gfx950"))
+    Path("orig").mkdir()
+    shutil.copy(LIB, "orig")
+    Path("sim_libs").mkdir()
+    Path("sim_libs", LIB.name).write_text(f"# {MODEL_NOTE}\n" + LIB.read_text())
+    with pytest.raises(LibraryError, match=r"sim_libs/.*: a sim platform library"):
+        library.operations.merge(str(hip), "orig", "sim_libs", "merged")
+    assert not Path("merged").exists()
+
+
+def test_an_api_checkout_argument_is_named_as_such(here, monkeypatch):
+    """search.run(hipblaslt_path=...) of a path that is no checkout names the argument, not
+    GEKO_HIPBLASLT_PATH (which the call did not use)."""
+    from geko import search
+    from geko_lib.platforms import PlatformError
+
+    monkeypatch.setenv("GEKO_HIPBLASLT_PATH", str(here / "elsewhere"))
+    with pytest.raises(PlatformError, match=r"nowhere \(from the hipblaslt_path argument\) "
+                                            "does not exist"):
+        search.run(hipblaslt_path=str(here / "nowhere"), configs="gemms.csv")
+
+
 def test_prune_library_in_the_original_form(here):
     from geko import library
 

@@ -125,6 +125,7 @@ def remove_untrustworthy_outputs(workdir, patterns, campaign: dict, mode: str,
     if not workdir.is_dir() or snakemake_locks(workdir):
         return []
     outputs = existing_outputs(workdir, patterns)
+    accept_reviewed_tuning_yamls(workdir, outputs, report or log.warning)
     found, follows = untrustworthy(workdir, outputs, campaign, mode)
     refuse_edited_companions(workdir, found)
     found = found + follows
@@ -153,7 +154,43 @@ def untrustworthy(workdir, outputs, campaign: dict | None, mode: str
     workdir = Path(workdir)
     found = integrity.audit(workdir, outputs, lambda rel: integrity.expected_provenance(
         campaign, mode, rel) if campaign else {})
+    # a tuning YAML edited since configure is the review: tuned as edited, not recomputed
+    found = [(rel, why) for rel, why in found
+             if not (_reviewable(workdir, rel) and "differs from its stamp" in why)]
     return found, _what_follows(workdir, list(outputs), found)
+
+
+def _reviewable(workdir: Path, rel) -> bool:
+    """A tuning YAML the configure checkpoint wrote beside its manifest, which is still there:
+    what ``--until configure`` stops for a person to review and perhaps edit."""
+    rel = Path(rel)
+    return rel.parent == Path(layout.TUNING_DIR) and rel.suffix == ".yaml" and \
+        _companion_of(workdir / rel) == layout.TUNING_MANIFEST and \
+        (workdir / layout.TUNING_MANIFEST).is_file()
+
+
+def accept_reviewed_tuning_yamls(workdir: Path, outputs, report) -> list[Path]:
+    """Tuning YAMLs a person edited since configure wrote them are theirs: stamped as they are
+    now (the builds made from their earlier content are then stale and tuned again; the build
+    records the hash it was tuned from), never rewritten, and named in one line."""
+    edited = []
+    for rel in outputs:
+        path = workdir / rel
+        if not path.is_file() or not _reviewable(workdir, rel):
+            continue
+        try:
+            found = integrity.find_stamp(path)
+        except integrity.IntegrityError:
+            continue  # an unreadable stamp: judged (and reported) by the audit
+        if found is None or integrity.damage(path, found) is None:
+            continue
+        integrity.stamp(path, found.provenance, found.record.get("inputs") or {},
+                        rule=found.record.get("rule"), companion_of=layout.TUNING_MANIFEST)
+        edited.append(Path(rel))
+    if edited:
+        report(f"geko: tuning YAML(s) edited since configure, tuned as edited: "
+               f"{', '.join(str(workdir / rel) for rel in sorted(edited))}")
+    return edited
 
 
 def _what_follows(workdir: Path, outputs: list[str],

@@ -288,9 +288,33 @@ def merge(hipblaslt_path, orig_dir, inc_dir, output_dir, eff: bool = False,
         raise LibraryError("merge() runs TensileMergeLibrary of a hipBLASLt checkout: give "
                            "hipblaslt_path")
     plat = platforms.resolve(hipblaslt_path, platforms.CHECKOUT.platform, **config)
+    for directory in (orig_dir, inc_dir):
+        _refuse_model_libraries(Path(directory), plat.name)
     return library_build.merge_libraries(plat.install.tensilelite, Path(orig_dir),
                                          Path(inc_dir), Path(output_dir), python=plat.python,
                                          eff=eff, force=force)
+
+
+def _refuse_model_libraries(directory: Path, platform: str) -> None:
+    """A library a campaign of another platform made (its provenance.json, or the sim
+    platform's note heading its files) names kernels never measured on this one: refused."""
+    from ..campaign import integrity
+    from ..platforms.sim import MODEL_NOTE
+
+    try:
+        found = integrity.find_stamp(directory) if directory.is_dir() else None
+    except integrity.IntegrityError:
+        found = None
+    made_on = (found.record.get("platform") if found else None) or platform
+    if made_on != platform:
+        raise LibraryError(f"{directory}: made on the {made_on} platform "
+                           f"({integrity.MANIFEST}), not {platform}: its kernels were never "
+                           f"measured there; merge a {platform} campaign's libraries")
+    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            if handle.readline().strip() == f"# {MODEL_NOTE}":
+                raise LibraryError(f"{path}: a sim platform library (its first line says so), "
+                                   f"not {platform}: its kernels were never measured there")
 
 
 def _content(solution: dict) -> str:

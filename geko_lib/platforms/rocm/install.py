@@ -60,6 +60,12 @@ def locate(config: dict, environ: Mapping[str, str] | None = None) -> RocmInstal
         raise PlatformError(
             "platform rocm needs a built hipBLASLt checkout: pass `geko --hipblaslt PATH`, set "
             f"{ENV_VAR}, or set rocm: {{hipblaslt_path: PATH}} in the config")
+    return checkout(text, origin)
+
+
+def checkout(text: str, origin: str) -> RocmInstall:
+    """The checkout at ``text`` checked to be usable; errors name ``origin`` (where the path
+    came from: the environment, the config, an API call's argument)."""
     root = Path(text).expanduser().resolve()
     if not root.is_dir():
         raise PlatformError(f"hipBLASLt checkout {root} (from {origin}) does not exist")

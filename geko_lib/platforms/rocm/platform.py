@@ -33,7 +33,7 @@ from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, Pl
                 require_problems, results_frame)
 from ..archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
-from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, locate
+from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, checkout, locate
 from ...log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -127,14 +127,18 @@ class RocmPlatform:
 
     @classmethod
     def for_checkout(cls, hipblaslt_path, config: dict) -> "RocmPlatform":
-        """The platform on the checkout a call names: it wins over GEKO_HIPBLASLT_PATH."""
-        return cls.from_config(config, environ=dict(os.environ, **{ENV_VAR: str(hipblaslt_path)}))
+        """The platform on the checkout a call names: it wins over GEKO_HIPBLASLT_PATH (and
+        reaches the tools it runs in that variable); errors name the argument."""
+        install = checkout(str(hipblaslt_path), "the hipblaslt_path argument")
+        return cls.from_config(config, environ=dict(os.environ, **{ENV_VAR: str(install.root)}),
+                               install=install)
 
     @classmethod
-    def from_config(cls, config: dict, environ=None) -> "RocmPlatform":
+    def from_config(cls, config: dict, environ=None, install=None) -> "RocmPlatform":
         rocm = config.get("rocm") or {}
         client = rocm.get("client_dir") or DEFAULT_CLIENT_DIR
-        return cls(install=locate(config, environ), arch=str(config.get("arch", "gfx950")),
+        return cls(install=install or locate(config, environ),
+                   arch=str(config.get("arch", "gfx950")),
                    rotating_mb=int(config.get("rotating_mb", 512)),
                    bench_freq=bool(rocm.get("bench_freq", False)),
                    python=str(rocm.get("python") or sys.executable),
