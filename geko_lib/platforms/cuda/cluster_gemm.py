@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import math
 import os
 import re
 import struct
@@ -188,6 +189,18 @@ def cubin_dir() -> Path:
     return warm.cache_dir().parent / CUBIN_DIR
 
 
+@functools.lru_cache(maxsize=1)
+def available() -> bool:
+    """Whether cuda.core and NVRTC are installed (the kernels can be built here)."""
+    try:
+        import cuda.core  # noqa: F401
+
+        nvrtc_version()
+        return True
+    except Exception:
+        return False
+
+
 def nvrtc_version() -> str:
     from cuda.bindings import nvrtc
 
@@ -306,6 +319,9 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem):
     clusters = -(-problem.m // cfg.block_m)
     token_tiles = -(-problem.n // cfg.block_n)
     grid_x = clusters if grid_counts_clusters() else clusters * cfg.cluster
+    if cfg.cluster == 1:  # no cluster launch: each CTA is a cluster of one (%cluster_nctarank 1)
+        return LaunchConfig(grid=(clusters, token_tiles, 1), block=(cfg.threads, 1, 1),
+                            shmem_size=smem_bytes(cfg))
     return LaunchConfig(grid=(grid_x, token_tiles, 1), cluster=(cfg.cluster, 1, 1),
                         block=(cfg.threads, 1, 1), shmem_size=smem_bytes(cfg))
 
@@ -465,3 +481,27 @@ def candidate_configs(problem: GemmProblem) -> list[ClusterConfig]:
                                 and infeasible_reason(cfg, problem) is None:
                             out.append(cfg)
     return out
+
+
+SEED_COUNT = 12
+SEED_CTAS = 1.5 * SMS  # the CTA count the seeds aim at: a wave and a half
+
+
+def _ctas(cfg: ClusterConfig, problem: GemmProblem) -> int:
+    return -(-problem.m // cfg.block_m) * -(-problem.n // cfg.block_n) * cfg.cluster
+
+
+def seed_configs(problem: GemmProblem, most: int = SEED_COUNT) -> list[ClusterConfig]:
+    """The few candidates a tuning races beside its Triton finalists: 128-element K blocks and
+    a 4-stage ring (the fastest of bench/cluster_decode.py on the issue-30 shards, RESULTS.md),
+    one per block shape, its cluster size the one that launches nearest SEED_CTAS CTAs; the
+    block shapes nearest that aim first."""
+    best: dict = {}
+    for cfg in candidate_configs(problem):
+        if cfg.block_k != 128 or cfg.stages != min(4, deepest_stages(cfg)):
+            continue
+        shape = (cfg.warps_m, cfg.frag_m, cfg.warps_n, cfg.frag_n)
+        miss = abs(math.log(_ctas(cfg, problem) / SEED_CTAS))
+        if shape not in best or miss < best[shape][0]:
+            best[shape] = (miss, cfg)
+    return [cfg for _, cfg in sorted(best.values(), key=lambda mc: (mc[0], mc[1].name))][:most]
