@@ -369,12 +369,63 @@ def tensor_map(t, box_rows: int, fp16: int) -> bytes:
     return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
 
 
+class MapSlots:
+    """Device memory for the tensor maps of the operand addresses a launch has seen: pinned
+    host slots and device slots, allocated a chunk at a time outside graph capture. A new pair
+    of addresses takes a fresh slot: its bytes are written to the pinned slot and sent with an
+    asynchronous copy on the current stream (so a CUDA-graph capture records the copy, and no
+    memory is allocated during capture). A slot written during capture stays with the graph;
+    past ``most`` eager ones, the eager slots are recycled after a stream synchronize (no
+    pending copy still reads them)."""
+
+    CHUNK = 64
+    BYTES = 2 * TENSOR_MAP_BYTES  # W's map, then X's
+
+    def __init__(self, device, most: int = 4096):
+        self.device, self.most = device, most
+        self.free: list = []  # (host slot, device slot) not yet written
+        self.eager: dict = {}  # key -> slot pair, written outside capture (recyclable)
+        self.held: dict = {}  # key -> slot pair, written during a capture (kept)
+
+    def _grow(self) -> None:
+        import torch
+
+        host = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8).pin_memory()
+        dev = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8, device=self.device)
+        self.free += [(host[i * self.BYTES:(i + 1) * self.BYTES],
+                       dev[i * self.BYTES:(i + 1) * self.BYTES]) for i in range(self.CHUNK)]
+
+    def get(self, key, make: Callable[[], bytes]):
+        """The device slot holding ``make()``'s maps for ``key`` (written on first sight)."""
+        import torch
+
+        found = self.held.get(key) or self.eager.get(key)
+        if found is not None:
+            return found[1]
+        capturing = torch.cuda.is_current_stream_capturing()
+        if not self.free:
+            if capturing:
+                raise ClusterConfigError(f"{len(self.held)} operand addresses captured: no "
+                                         "tensor-map slot left during graph capture")
+            if len(self.eager) >= self.most:
+                torch.cuda.current_stream().synchronize()  # no copy still reads a slot
+                self.free += list(self.eager.values())
+                self.eager.clear()
+            else:
+                self._grow()
+        host, dev = slot = self.free.pop()
+        host.numpy()[:] = memoryview(make())
+        dev.copy_(host, non_blocking=True)
+        (self.held if capturing else self.eager)[key] = slot
+        return dev
+
+
 class PreparedLaunch:
     """``launch(x, y, d)`` on ``timing``'s 2-D row-major views (X = tokens N x K, Y = W^T
-    K x M, D = N x M) of one problem: kernel and launch config built on the first call. The
-    kernel reads W and X through tensor maps in device memory, built once per pair of
-    addresses (a pinned host copy sent with the stream, so a CUDA-graph capture records it) and
-    kept: a call with addresses seen before only binds them."""
+    K x M, D = N x M) of one problem: kernel, launch config and a chunk of tensor-map slots
+    built on the first call (which must not be under graph capture). The kernel reads W and X
+    through tensor maps in device memory, written once per pair of addresses (``MapSlots``): a
+    call with addresses seen before only binds them."""
 
     def __init__(self, cfg: ClusterConfig, problem: GemmProblem, device: int | None = None):
         reason = infeasible_reason(cfg, problem)
@@ -382,7 +433,6 @@ class PreparedLaunch:
             raise ValueError(f"{cfg.name} cannot run {problem.name}: {reason}")
         self.cfg, self.problem, self.device = cfg, problem, device
         self.kernel = None
-        self.maps: dict = {}  # (W address, X address) -> (pinned host maps, device maps)
 
     def _prepare(self, d) -> None:
         import numpy as np
@@ -392,21 +442,15 @@ class PreparedLaunch:
         self.config = launch_config(self.cfg, self.problem)
         p = self.problem
         self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k))
+        self.slots = MapSlots(d.device)
+        self.slots._grow()
 
     def maps_of(self, w, x):
         """The device copy of W's and X's tensor maps (made on first sight of the pair)."""
-        import torch
-
-        key = (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0))
-        found = self.maps.get(key)
-        if found is None:
-            cfg = self.cfg
-            data = tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16)
-            host = torch.frombuffer(bytearray(data), dtype=torch.uint8).pin_memory()
-            dev = torch.empty(len(data), dtype=torch.uint8, device=w.device)
-            dev.copy_(host, non_blocking=True)
-            found = self.maps[key] = (host, dev)
-        return found[1]
+        cfg = self.cfg
+        return self.slots.get(
+            (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0)),
+            lambda: tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16))
 
     def __call__(self, x, y, d) -> None:
         import numpy as np
