@@ -206,6 +206,10 @@ class Runtime:
         import torch
 
         self._capturing = torch.cuda.is_current_stream_capturing
+        try:
+            self._capturing()
+        except RuntimeError:  # a CPU-only torch cannot be asked: nothing is captured there
+            self._capturing = _never
         linear = key[0] == "linear"
         if linear:  # F.linear itself (torch._C._nn.linear), also while patch_linear replaces it
             fallback, rows, y = torch._C._nn.linear, _rows(x), y.t()
@@ -237,6 +241,10 @@ class Runtime:
 
             self._cuda = CudaPlatform(SearchSettings())
         return self._cuda
+
+
+def _never() -> bool:
+    return False
 
 
 def blas_problem(x, y) -> GemmProblem | None:

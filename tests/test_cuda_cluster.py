@@ -295,3 +295,38 @@ def test_seeds_are_few_feasible_candidates_of_distinct_block_shapes():
         assert len(set(shapes)) == len(shapes)
     assert cg.seed_configs(problem(1024, 16, 4096, GemmType("N", "N", "bf16_r", "bf16_r",
                                                            "bf16_r", "bf16_r", "c_f32_r"))) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu() or not _nvrtc_available(), reason="needs a GPU, cuda.core")
+def test_gpu_decode_tuning_races_the_cluster_kernels_and_ships_a_checked_winner(tmp_path):
+    """The tune mode's per-GEMM path on a GPU: one Triton seed, no GA, the cluster seeds in
+    the side-by-side round; the winner is the faster one, runnable by the runtime."""
+    import time
+
+    import torch
+
+    from geko_lib import runtime
+    from geko_lib.platforms.cuda import combine, timing
+    from geko_lib.platforms.cuda import triton_gemm as tg
+    from geko_lib.platforms.cuda import tune
+
+    shard = problem(1280, 16, 8192)
+    triton = tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 16, 4, 3)
+    one = tune.TritonTuning("BBS_TN_0", BF16_TN, [shard.size], "decode", tune.SPACES["decode"],
+                            ga={**tune.DECODE_GA_DEFAULTS, "n_gen": 0},
+                            seeds=[[triton.to_params()]])
+    measurer = tune.Measurer(one, tmp_path, 0)
+    start = time.time()
+    picked = tune._tune_one_size(one, tmp_path / "size0", measurer, measurer)
+    measurer.close()
+    assert picked is not None
+    _, sol, gflops = picked
+    print(f"picked {sol['SolutionNameMin']} {gflops:.0f} GFLOP/s in {time.time() - start:.1f} s")
+    combine.write([(shard, sol, gflops)], tmp_path / "lib")
+    rt = runtime.load(tmp_path / "lib", eager="library")
+    w = torch.randn(shard.m, shard.k, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(shard.n, shard.k, device="cuda", dtype=torch.bfloat16)
+    out = rt.linear(x, w)
+    assert timing.relative_error(out, torch.nn.functional.linear(x.float(), w.float())) < 1e-2
+    assert rt.coverage()["hits"] == 1
