@@ -329,11 +329,10 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem):
 _STREAMS: dict = {}
 
 
-def _stream(torch):
-    """torch's current stream as a cuda.core Stream (one object per stream handle)."""
+def _stream(handle: int):
+    """A stream handle (torch's current stream) as a cuda.core Stream (one object each)."""
     from cuda.core import Stream
 
-    handle = torch.cuda.current_stream().cuda_stream
     found = _STREAMS.get(handle)
     if found is None:
         found = _STREAMS[handle] = Stream.from_handle(handle)
@@ -371,33 +370,41 @@ def tensor_map(t, box_rows: int, fp16: int) -> bytes:
 
 class MapSlots:
     """Device memory for the tensor maps of the operand addresses a launch has seen: pinned
-    host slots and device slots, allocated a chunk at a time outside graph capture. A new pair
-    of addresses takes a fresh slot: its bytes are written to the pinned slot and sent with an
-    asynchronous copy on the current stream (so a CUDA-graph capture records the copy, and no
-    memory is allocated during capture). A slot written during capture stays with the graph;
-    past ``most`` eager ones, the eager slots are recycled after a stream synchronize (no
-    pending copy still reads them)."""
+    host slots and device slots, allocated a chunk at a time outside graph capture, the device
+    ones by the driver itself (cuMemAlloc: outside torch's allocator, so no CUDA-graph memory
+    pool, inductor's cudagraph trees among them, sees them as its own). A new pair of addresses
+    takes a fresh slot: its bytes are written to the pinned slot and sent by an asynchronous
+    copy on the current stream (so a capture records the copy and allocates nothing). A slot
+    written during capture stays with the graph; past ``most`` eager ones, the eager slots are
+    recycled after a stream synchronize (no pending copy still reads them)."""
 
     CHUNK = 64
     BYTES = 2 * TENSOR_MAP_BYTES  # W's map, then X's
 
-    def __init__(self, device, most: int = 4096):
-        self.device, self.most = device, most
-        self.free: list = []  # (host slot, device slot) not yet written
-        self.eager: dict = {}  # key -> slot pair, written outside capture (recyclable)
-        self.held: dict = {}  # key -> slot pair, written during a capture (kept)
+    def __init__(self, most: int = 4096):
+        self.most = most
+        self.free: list = []  # (pinned host slot, device address) not yet written
+        self.eager: dict = {}  # key -> slot, written outside capture (recyclable)
+        self.held: dict = {}  # key -> slot, written during a capture (kept)
+        self.chunks: list = []  # the pinned host chunks (kept alive)
 
     def _grow(self) -> None:
         import torch
+        from cuda.bindings import driver
 
         host = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8).pin_memory()
-        dev = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8, device=self.device)
-        self.free += [(host[i * self.BYTES:(i + 1) * self.BYTES],
-                       dev[i * self.BYTES:(i + 1) * self.BYTES]) for i in range(self.CHUNK)]
+        err, dev = driver.cuMemAlloc(self.CHUNK * self.BYTES)
+        if int(err) != 0:
+            raise ClusterConfigError(f"cuMemAlloc of {self.CHUNK * self.BYTES} B: {err}")
+        self.chunks.append(host)
+        self.free += [(host[i * self.BYTES:(i + 1) * self.BYTES], int(dev) + i * self.BYTES)
+                      for i in range(self.CHUNK)]
 
-    def get(self, key, make: Callable[[], bytes]):
-        """The device slot holding ``make()``'s maps for ``key`` (written on first sight)."""
+    def get(self, key, make: Callable[[], bytes], stream: int) -> int:
+        """The device address of the slot holding ``make()``'s maps for ``key`` (written on
+        first sight, by a copy on ``stream``)."""
         import torch
+        from cuda.bindings import driver
 
         found = self.held.get(key) or self.eager.get(key)
         if found is not None:
@@ -413,9 +420,13 @@ class MapSlots:
                 self.eager.clear()
             else:
                 self._grow()
-        host, dev = slot = self.free.pop()
+        slot = self.free.pop()
+        host, dev = slot
         host.numpy()[:] = memoryview(make())
-        dev.copy_(host, non_blocking=True)
+        err, = driver.cuMemcpyHtoDAsync(dev, host.data_ptr(), self.BYTES,
+                                        driver.CUstream(stream))
+        if int(err) != 0:
+            raise ClusterConfigError(f"copying tensor maps to the device: {err}")
         (self.held if capturing else self.eager)[key] = slot
         return dev
 
@@ -442,15 +453,16 @@ class PreparedLaunch:
         self.config = launch_config(self.cfg, self.problem)
         p = self.problem
         self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k))
-        self.slots = MapSlots(d.device)
+        self.slots = MapSlots()
         self.slots._grow()
 
-    def maps_of(self, w, x):
-        """The device copy of W's and X's tensor maps (made on first sight of the pair)."""
+    def maps_of(self, w, x, stream: int) -> int:
+        """The device address of W's and X's tensor maps (made on first sight of the pair)."""
         cfg = self.cfg
         return self.slots.get(
             (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0)),
-            lambda: tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16))
+            lambda: tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16),
+            stream)
 
     def __call__(self, x, y, d) -> None:
         import numpy as np
@@ -466,8 +478,9 @@ class PreparedLaunch:
             raise ValueError(f"{cfg.name}: D must be {p.n}x{p.m}, rows contiguous, aligned")
         if self.kernel is None:
             self._prepare(d)
-        maps = self.maps_of(w, x)
-        launch(_stream(torch), self.config, self.kernel, np.uint64(maps.data_ptr()),
+        handle = torch.cuda.current_stream().cuda_stream
+        maps = self.maps_of(w, x, handle)
+        launch(_stream(handle), self.config, self.kernel, np.uint64(maps),
                np.uint64(d.data_ptr()), *self.tail, np.int64(d.stride(0)))
 
 
