@@ -433,10 +433,11 @@ class MapSlots:
 
 class PreparedLaunch:
     """``launch(x, y, d)`` on ``timing``'s 2-D row-major views (X = tokens N x K, Y = W^T
-    K x M, D = N x M) of one problem: kernel, launch config and a chunk of tensor-map slots
-    built on the first call (which must not be under graph capture). The kernel reads W and X
-    through tensor maps in device memory, written once per pair of addresses (``MapSlots``): a
-    call with addresses seen before only binds them."""
+    K x M, D = N x M) of one problem, D's strides those of the first call: kernel, launch
+    config and a chunk of tensor-map slots built on the first call (which must not be under
+    graph capture). The kernel reads W and X through tensor maps in device memory, written
+    once per pair of operands (addresses, strides, shapes; ``MapSlots``), whose layout is
+    checked then: a call with operands seen before only binds the addresses."""
 
     def __init__(self, cfg: ClusterConfig, problem: GemmProblem, device: int | None = None):
         reason = infeasible_reason(cfg, problem)
@@ -452,36 +453,42 @@ class PreparedLaunch:
         self.kernel = kernel(self.cfg, device)
         self.config = launch_config(self.cfg, self.problem)
         p = self.problem
-        self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k))
+        if d.stride(1) != 1 or d.stride(0) % 4 or d.stride(0) < p.m:
+            raise ValueError(f"{self.cfg.name}: D rows must be contiguous, the row stride a "
+                             f"multiple of 4 (strides {d.stride()})")
+        self.d_shape, self.d_strides = (p.n, p.m), tuple(d.stride())
+        self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k), np.int64(d.stride(0)))
         self.slots = MapSlots()
         self.slots._grow()
 
-    def maps_of(self, w, x, stream: int) -> int:
-        """The device address of W's and X's tensor maps (made on first sight of the pair)."""
-        cfg = self.cfg
-        return self.slots.get(
-            (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0)),
-            lambda: tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16),
-            stream)
+    def maps_of(self, x, y, stream: int) -> int:
+        """The device address of W's and X's tensor maps (made on first sight of the pair,
+        whose operands are checked then: a known pair was checked when it was new)."""
+        cfg, p = self.cfg, self.problem
+
+        def make() -> bytes:
+            w = y.T  # the weights as stored, M x K
+            _check_operand("W", w, p.m, p.k, cfg)
+            _check_operand("X", x, p.n, p.k, cfg)
+            return tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16)
+
+        return self.slots.get((y.data_ptr(), x.data_ptr(), y.stride(1), x.stride(0),
+                               tuple(x.shape), tuple(y.shape)), make, stream)
 
     def __call__(self, x, y, d) -> None:
         import numpy as np
         import torch
         from cuda.core import launch
 
-        w = y.T  # the weights as stored, M x K
-        p, cfg = self.problem, self.cfg
-        _check_operand("W", w, p.m, p.k, cfg)
-        _check_operand("X", x, p.n, p.k, cfg)
-        if tuple(d.shape) != (p.n, p.m) or d.stride(1) != 1 or d.stride(0) % 4 \
-                or d.data_ptr() % 16:
-            raise ValueError(f"{cfg.name}: D must be {p.n}x{p.m}, rows contiguous, aligned")
         if self.kernel is None:
             self._prepare(d)
+        if d.data_ptr() % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
+            raise ValueError(f"{self.cfg.name}: D must be {self.d_shape}, rows contiguous "
+                             f"(stride {self.d_strides[0]}), 16-byte aligned")
         handle = torch.cuda.current_stream().cuda_stream
-        maps = self.maps_of(w, x, handle)
+        maps = self.maps_of(x, y, handle)
         launch(_stream(handle), self.config, self.kernel, np.uint64(maps),
-               np.uint64(d.data_ptr()), *self.tail, np.int64(d.stride(0)))
+               np.uint64(d.data_ptr()), *self.tail)
 
 
 def launcher(cfg: ClusterConfig, ops) -> Callable[[], None]:
