@@ -81,7 +81,8 @@ def solution_key(solution: dict) -> str:
     """What identifies a kernel: its backend and that backend's parameters, not its names or
     its place in a library (every ``default`` solution is the heuristic's choice for the GEMM
     at hand, whatever configuration a library recorded for another size)."""
-    kernel = {k: solution.get(k) for k in ("Backend", "CublasLt", "CublasLtVersion", "Triton")
+    kernel = {k: solution.get(k) for k in ("Backend", "CublasLt", "CublasLtVersion", "Triton",
+                                                     "CudaKernel")
               if solution.get("Backend") != "default" or k == "Backend"}
     return json.dumps(kernel, sort_keys=True, default=str)
 

@@ -10,8 +10,9 @@ and W (out x in), the TN GEMM M = out, N = tokens, K = in. For each shape a tiny
 written in a temp dir per solution kind: the shape's ``default`` entry (rt.linear of a GEMM the
 library does not hold: the lookup, then torch), one cuBLASLt solution (the heuristic's choice,
 stored as a tuned one) and one Triton config per template (tune's first rule seed of that
-template). Columns: F.linear, rt.linear miss, rt.linear cuBLASLt hit, rt.linear Triton hit per
-template. Each call is timed on its own with time.perf_counter; the columns take turns in
+template) and one cluster CUDA kernel (the first of its tuning seeds, where cuda.core is
+installed). Columns: F.linear, rt.linear miss, rt.linear cuBLASLt hit, rt.linear Triton hit per
+template, rt.linear cuda cluster hit. Each call is timed on its own with time.perf_counter; the columns take turns in
 rounds of 100 calls, with torch.cuda.synchronize between rounds, outside the timed calls (so
 the launch queue never fills), for --calls calls each; the median is reported, beside the
 runtime's own measure (``coverage()["eager_us_per_call"]``: its matmul, without linear's
@@ -67,6 +68,11 @@ def solutions_of(problem: GemmProblem, templates: list[str], device: int) -> dic
                   file=sys.stderr)
             continue
         out[f"triton {template}"] = ctune.solution(cfg.to_params())
+    from geko_lib.platforms.cuda import cluster_gemm
+
+    cluster = cluster_gemm.seed_configs(problem)[:1] if cluster_gemm.available() else []
+    for cfg in cluster:  # geko's CUDA C++ kernel: the first of its tuning seeds
+        out["cuda cluster"] = ctune.solution_of(cfg)
     return out
 
 

@@ -9,7 +9,12 @@
 A call whose (shape, data types, layout) the library holds runs the tuned cuBLASLt algorithm or
 Triton kernel; anything else falls through to torch (``x @ y``; torch's own ``F.linear`` for
 ``rt.linear``). ``rt.patch_linear()`` routes every ``torch.nn.functional.linear`` of a model
-through the library for the duration of a ``with``.
+through the library for the duration of a ``with``. Under ``torch.compile`` the patched linear
+is the custom op ``geko::linear`` (``torch.library.custom_op``, with a fake implementation for
+tracing), so dynamo records one opaque call per linear instead of tracing into the dispatch:
+``torch.compile(model, fullgraph=True)`` of a model under ``patch_linear`` compiles without
+graph breaks, and the compiled model's linears run the library's kernels (and are captured
+with it when the compiled model runs under CUDA graphs).
 
 Each operand signature (matmul or linear, shapes, strides, dtypes, device) is looked up once:
 its plan (the GEMM, the solution or torch, the prepared cuBLASLt call or Triton launch with its
@@ -151,10 +156,20 @@ class Runtime:
 
     @contextlib.contextmanager
     def patch_linear(self):
+        import torch
         import torch.nn.functional as F
 
+        op = compiled_linear_op()
+        handle = _handle_of(self)
+        compiling = torch.compiler.is_compiling
+
+        def linear(x, w, b=None):
+            # traced by torch.compile: the custom op (one node, no graph break); eager: the
+            # dispatch itself, without the op's dispatcher overhead
+            return op(x, w, b, handle) if compiling() else self.linear(x, w, b)
+
         original = F.linear
-        F.linear = lambda x, w, b=None: self.linear(x, w, b)
+        F.linear = linear
         try:
             yield self
         finally:
@@ -191,6 +206,10 @@ class Runtime:
         import torch
 
         self._capturing = torch.cuda.is_current_stream_capturing
+        try:
+            self._capturing()
+        except RuntimeError:  # a CPU-only torch cannot be asked: nothing is captured there
+            self._capturing = _never
         linear = key[0] == "linear"
         if linear:  # F.linear itself (torch._C._nn.linear), also while patch_linear replaces it
             fallback, rows, y = torch._C._nn.linear, _rows(x), y.t()
@@ -224,6 +243,10 @@ class Runtime:
         return self._cuda
 
 
+def _never() -> bool:
+    return False
+
+
 def blas_problem(x, y) -> GemmProblem | None:
     """The BLAS problem of x @ y (x: n x k, y: k x m row-major views), or None when the
     layout or types are not ones a library can hold."""
@@ -249,6 +272,40 @@ def _transpose_of(t) -> str | None:
     if t.stride() == (1, rows):
         return "T"
     return None
+
+
+# --- the custom op torch.compile sees -------------------------------------------------------------
+
+OP_NAME = "geko::linear"
+_RUNTIMES: dict[int, Runtime] = {}  # the op's handle argument -> its runtime
+
+
+def _handle_of(rt: Runtime) -> int:
+    """A small integer naming ``rt`` for the custom op (ops take tensors and numbers only)."""
+    for handle, known in _RUNTIMES.items():
+        if known is rt:
+            return handle
+    handle = len(_RUNTIMES)
+    _RUNTIMES[handle] = rt
+    return handle
+
+
+@functools.lru_cache(maxsize=1)
+def compiled_linear_op():
+    """``geko::linear(x, weight, bias, handle)``: F.linear by runtime ``handle``, registered
+    once per process; its fake implementation gives the output's shape and dtype to tracing."""
+    import torch
+
+    @torch.library.custom_op(OP_NAME, mutates_args=(),
+                             schema="(Tensor x, Tensor weight, Tensor? bias, int handle) -> Tensor")
+    def geko_linear(x, weight, bias, handle):
+        return _RUNTIMES[handle].linear(x, weight, bias)
+
+    @geko_linear.register_fake
+    def _(x, weight, bias, handle):
+        return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+    return geko_linear
 
 
 def load(path, device: int = 0, eager: str = "warn") -> Runtime:

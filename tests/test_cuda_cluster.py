@@ -5,6 +5,7 @@ are installed; the numerics on a GPU (``gpu``) against the float32 reference, po
 import math
 import struct
 
+import numpy as np
 import pytest
 
 from geko_lib.gemm import GemmProblem, GemmType
@@ -194,3 +195,138 @@ def test_cluster_kernel_replays_in_a_cuda_graph():
     graph.replay()
     torch.cuda.synchronize()
     assert timing.relative_error(ops.d, timing.reference(ops)) < 1e-2
+
+
+# --------------------------------------------------------------------------------------------
+# the family among the cuda platform's kernels: library logic, the tune mode, coverage
+
+CLUSTER = cg.ClusterConfig(2, 1, 1, 2, 128, 4, 4)
+DECODE = problem(1024, 16, 4096)
+
+
+def cuda_solution(cfg=CLUSTER) -> dict:
+    from geko_lib.platforms.cuda import tune
+
+    return tune.solution_of(cfg)
+
+
+def test_a_cuda_solution_is_library_logic_the_platform_accepts(tmp_path):
+    from geko_lib.platforms import PlatformError
+    from geko_lib.platforms.cuda import combine, platform, solutions
+
+    sol = cuda_solution()
+    assert sol["Backend"] == "cuda" and sol["SolutionNameMin"] == CLUSTER.name
+    combine.write([(DECODE, sol, 1.0)], tmp_path / "lib")
+    found = solutions.solutions_in(tmp_path / "lib", validate=True)
+    assert found[(DECODE.type, DECODE.size)]["CudaKernel"] == CLUSTER.to_params()
+    assert platform._cuda_config(sol, DECODE) == CLUSTER
+    with pytest.raises(PlatformError, match="multiple of block_k"):
+        platform._cuda_config(sol, problem(1024, 16, 4000))
+    with pytest.raises(PlatformError, match="CudaKernel"):
+        solutions.validate_solution({**sol, "CudaKernel": {"warps": 2}}, source="lib.yaml")
+
+
+def test_geko_coverage_counts_a_gemm_served_by_a_cuda_kernel(tmp_path, capsys):
+    import json
+
+    from geko_lib import cli
+    from geko_lib.platforms.cuda import combine
+
+    combine.write([(DECODE, cuda_solution(), 1.0)], tmp_path / "lib")
+    rows = [f"- {{function: matmul, M: {m}, N: 16, K: 4096, transA: T, transB: N, "
+            "batch_count: 1, a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+            f"compute_type: c_f32_r, call_count: {calls}}}" for m, calls in ((1024, 80),
+                                                                           (2048, 20))]
+    (tmp_path / "app.yaml").write_text("\n".join(rows) + "\n")
+    timings = tmp_path / "times.csv"
+    timings.write_text("transA,transB,m,n,batch_count,k,a_type,b_type,c_type,d_type,"
+                       "compute_type,us\n" + "".join(
+                           f"T,N,{m},16,1,4096,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r,5.0\n"
+                           for m in (1024, 2048)))
+    assert cli.main(["coverage", "--library", str(tmp_path / "lib"), "--workload",
+                     str(tmp_path / "app.yaml"), "--timings", str(timings), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["served"]["n_gemms"] == 1 and report["served"]["n_calls"] == 80
+
+
+class FakeMeasurer:
+    """A tune measurer whose side-by-side round ranks the configs by a given score."""
+
+    def __init__(self, score):
+        self.score, self.rejected, self.raced = score, {}, []
+
+    def finalists(self, configs, problem):
+        self.raced = list(configs)
+        return [self.score(c) for c in configs]
+
+
+def test_cuda_kernels_race_the_triton_finalists_and_ship_when_faster(monkeypatch):
+    from geko_lib.platforms.cuda import triton_gemm as tg
+    from geko_lib.platforms.cuda import tune
+
+    one = tune.TritonTuning("BBS_TN_0", BF16_TN, [DECODE.size], "decode",
+                            {}, ga=dict(tune.DECODE_GA_DEFAULTS))
+    triton = tg.TritonConfig("decode_tma", 16, 64, 128, 1, 1, 4, 4)
+    known = {triton: np.array([1000.0])}
+    monkeypatch.setattr(cg, "available", lambda: True)
+    seeds = cg.seed_configs(DECODE)
+    fast = FakeMeasurer(lambda c: 2000.0 if c == seeds[0] else 900.0)
+    picked = tune._pick_finalist(one, DECODE, known, fast)
+    assert fast.raced == [triton] + seeds
+    assert picked[1] == tune.solution_of(seeds[0]) and picked[1]["Backend"] == "cuda"
+    slow = FakeMeasurer(lambda c: 1000.0 if c == triton else 500.0)
+    assert tune._pick_finalist(one, DECODE, known, slow)[1]["Backend"] == "triton"
+    off = FakeMeasurer(lambda c: 1000.0)
+    one.ga["cuda_kernels"] = False  # the option turns the family off
+    tune._pick_finalist(one, DECODE, known, off)
+    assert off.raced == [triton]
+    monkeypatch.setattr(cg, "available", lambda: False)  # no cuda.core: Triton alone
+    one.ga["cuda_kernels"] = True
+    tune._pick_finalist(one, DECODE, known, off)
+    assert off.raced == [triton]
+
+
+def test_seeds_are_few_feasible_candidates_of_distinct_block_shapes():
+    for p in (DECODE, problem(1280, 1, 8192), problem(8192, 48, 1024)):
+        seeds = cg.seed_configs(p)
+        assert 1 <= len(seeds) <= cg.SEED_COUNT
+        assert all(cg.infeasible_reason(c, p) is None for c in seeds)
+        shapes = [(c.warps_m, c.frag_m, c.warps_n, c.frag_n) for c in seeds]
+        assert len(set(shapes)) == len(shapes)
+    assert cg.seed_configs(problem(1024, 16, 4096, GemmType("N", "N", "bf16_r", "bf16_r",
+                                                           "bf16_r", "bf16_r", "c_f32_r"))) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu() or not _nvrtc_available(), reason="needs a GPU, cuda.core")
+def test_gpu_decode_tuning_races_the_cluster_kernels_and_ships_a_checked_winner(tmp_path):
+    """The tune mode's per-GEMM path on a GPU: one Triton seed, no GA, the cluster seeds in
+    the side-by-side round; the winner is the faster one, runnable by the runtime."""
+    import time
+
+    import torch
+
+    from geko_lib import runtime
+    from geko_lib.platforms.cuda import combine, timing
+    from geko_lib.platforms.cuda import triton_gemm as tg
+    from geko_lib.platforms.cuda import tune
+
+    shard = problem(1280, 16, 8192)
+    triton = tg.TritonConfig("decode_tma_atomic", 16, 64, 128, 1, 16, 4, 3)
+    one = tune.TritonTuning("BBS_TN_0", BF16_TN, [shard.size], "decode", tune.SPACES["decode"],
+                            ga={**tune.DECODE_GA_DEFAULTS, "n_gen": 0},
+                            seeds=[[triton.to_params()]])
+    measurer = tune.Measurer(one, tmp_path, 0)
+    start = time.time()
+    picked = tune._tune_one_size(one, tmp_path / "size0", measurer, measurer)
+    measurer.close()
+    assert picked is not None
+    _, sol, gflops = picked
+    print(f"picked {sol['SolutionNameMin']} {gflops:.0f} GFLOP/s in {time.time() - start:.1f} s")
+    combine.write([(shard, sol, gflops)], tmp_path / "lib")
+    rt = runtime.load(tmp_path / "lib", eager="library")
+    w = torch.randn(shard.m, shard.k, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(shard.n, shard.k, device="cuda", dtype=torch.bfloat16)
+    out = rt.linear(x, w)
+    assert timing.relative_error(out, torch.nn.functional.linear(x.float(), w.float())) < 1e-2
+    assert rt.coverage()["hits"] == 1

@@ -354,7 +354,7 @@ def test_configure_writes_one_yaml_per_cluster(tmp_path):
     assert decode["GemmType"]["transA"] == "T" and decode["GemmType"]["a_type"] == "bf16_r"
     # decode GEMMs get a GA each (per_size); the prefill cluster shares one
     assert decode["GA"] == {"n_gen": 3, "population": 12, "seed": 3, "per_size": True,
-                            "finalists": 4, "warm_start": True}
+                            "finalists": 4, "warm_start": True, "cuda_kernels": True}
     assert {"template": "splitk", "split_k": 8} in decode["Space"]["kernel"]
     assert decode["Space"]["kernel"][0]["template"] == "decode_fma"  # decode family first
     assert set(decode["Space"]) == set(ctune.SPACE_KEYS)

@@ -333,14 +333,14 @@ def test_operands_at_one_address_are_prepared_per_call(kernels):
 
 # --- on the GPU ---------------------------------------------------------------------------------
 
-GPU_SOLUTIONS = ["cublaslt", ("decode_mmaw", 16, 64, 128, 1, 2, 4, 3),
+GPU_SOLUTIONS = ["cublaslt", "cuda", ("decode_mmaw", 16, 64, 128, 1, 2, 4, 3),
                  ("decode_tma_atomic", 16, 64, 128, 1, 4, 4, 3),
                  ("persistent_tma", 16, 32, 64, 8, 1, 4, 3)]
 
 
 def _gpu_library(solution_kind, out_dir):
     """A library holding DECODE with one cuBLASLt solution (the heuristic's choice, stored as
-    a tuned one) or one Triton config."""
+    a tuned one), one cluster CUDA kernel or one Triton config."""
     from geko_lib.platforms.cuda import combine, cublaslt
     from geko_lib.platforms.cuda import triton_gemm as tg
     from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings
@@ -349,6 +349,10 @@ def _gpu_library(solution_kind, out_dir):
         with cublaslt.ProblemDescriptors(DECODE) as lt:
             cfg = lt.heuristic(1)[0][0]
         solution = CudaPlatform(SearchSettings()).cublaslt_solution(cfg, 0)
+    elif solution_kind == "cuda":  # the cluster split-K CUDA C++ kernel (cluster_gemm.py)
+        from geko_lib.platforms.cuda import cluster_gemm, tune
+
+        solution = tune.solution_of(cluster_gemm.ClusterConfig(2, 1, 1, 2, 128, 4, 4))
     else:
         cfg = tg.TritonConfig(*solution_kind)
         solution = {"SolutionNameMin": cfg.name, "Backend": "triton",

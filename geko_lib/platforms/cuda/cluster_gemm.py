@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import math
 import os
 import re
 import struct
@@ -188,6 +189,18 @@ def cubin_dir() -> Path:
     return warm.cache_dir().parent / CUBIN_DIR
 
 
+@functools.lru_cache(maxsize=1)
+def available() -> bool:
+    """Whether cuda.core and NVRTC are installed (the kernels can be built here)."""
+    try:
+        import cuda.core  # noqa: F401
+
+        nvrtc_version()
+        return True
+    except Exception:
+        return False
+
+
 def nvrtc_version() -> str:
     from cuda.bindings import nvrtc
 
@@ -306,6 +319,9 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem):
     clusters = -(-problem.m // cfg.block_m)
     token_tiles = -(-problem.n // cfg.block_n)
     grid_x = clusters if grid_counts_clusters() else clusters * cfg.cluster
+    if cfg.cluster == 1:  # no cluster launch: each CTA is a cluster of one (%cluster_nctarank 1)
+        return LaunchConfig(grid=(clusters, token_tiles, 1), block=(cfg.threads, 1, 1),
+                            shmem_size=smem_bytes(cfg))
     return LaunchConfig(grid=(grid_x, token_tiles, 1), cluster=(cfg.cluster, 1, 1),
                         block=(cfg.threads, 1, 1), shmem_size=smem_bytes(cfg))
 
@@ -313,11 +329,10 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem):
 _STREAMS: dict = {}
 
 
-def _stream(torch):
-    """torch's current stream as a cuda.core Stream (one object per stream handle)."""
+def _stream(handle: int):
+    """A stream handle (torch's current stream) as a cuda.core Stream (one object each)."""
     from cuda.core import Stream
 
-    handle = torch.cuda.current_stream().cuda_stream
     found = _STREAMS.get(handle)
     if found is None:
         found = _STREAMS[handle] = Stream.from_handle(handle)
@@ -353,12 +368,76 @@ def tensor_map(t, box_rows: int, fp16: int) -> bytes:
     return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
 
 
+class MapSlots:
+    """Device memory for the tensor maps of the operand addresses a launch has seen: pinned
+    host slots and device slots, allocated a chunk at a time outside graph capture, the device
+    ones by the driver itself (cuMemAlloc: outside torch's allocator, so no CUDA-graph memory
+    pool, inductor's cudagraph trees among them, sees them as its own). A new pair of addresses
+    takes a fresh slot: its bytes are written to the pinned slot and sent by an asynchronous
+    copy on the current stream (so a capture records the copy and allocates nothing). A slot
+    written during capture stays with the graph; past ``most`` eager ones, the eager slots are
+    recycled after a stream synchronize (no pending copy still reads them)."""
+
+    CHUNK = 64
+    BYTES = 2 * TENSOR_MAP_BYTES  # W's map, then X's
+
+    def __init__(self, most: int = 4096):
+        self.most = most
+        self.free: list = []  # (pinned host slot, device address) not yet written
+        self.eager: dict = {}  # key -> slot, written outside capture (recyclable)
+        self.held: dict = {}  # key -> slot, written during a capture (kept)
+        self.chunks: list = []  # the pinned host chunks (kept alive)
+
+    def _grow(self) -> None:
+        import torch
+        from cuda.bindings import driver
+
+        host = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8).pin_memory()
+        err, dev = driver.cuMemAlloc(self.CHUNK * self.BYTES)
+        if int(err) != 0:
+            raise ClusterConfigError(f"cuMemAlloc of {self.CHUNK * self.BYTES} B: {err}")
+        self.chunks.append(host)
+        self.free += [(host[i * self.BYTES:(i + 1) * self.BYTES], int(dev) + i * self.BYTES)
+                      for i in range(self.CHUNK)]
+
+    def get(self, key, make: Callable[[], bytes], stream: int) -> int:
+        """The device address of the slot holding ``make()``'s maps for ``key`` (written on
+        first sight, by a copy on ``stream``)."""
+        import torch
+        from cuda.bindings import driver
+
+        found = self.held.get(key) or self.eager.get(key)
+        if found is not None:
+            return found[1]
+        capturing = torch.cuda.is_current_stream_capturing()
+        if not self.free:
+            if capturing:
+                raise ClusterConfigError(f"{len(self.held)} operand addresses captured: no "
+                                         "tensor-map slot left during graph capture")
+            if len(self.eager) >= self.most:
+                torch.cuda.current_stream().synchronize()  # no copy still reads a slot
+                self.free += list(self.eager.values())
+                self.eager.clear()
+            else:
+                self._grow()
+        slot = self.free.pop()
+        host, dev = slot
+        host.numpy()[:] = memoryview(make())
+        err, = driver.cuMemcpyHtoDAsync(dev, host.data_ptr(), self.BYTES,
+                                        driver.CUstream(stream))
+        if int(err) != 0:
+            raise ClusterConfigError(f"copying tensor maps to the device: {err}")
+        (self.held if capturing else self.eager)[key] = slot
+        return dev
+
+
 class PreparedLaunch:
     """``launch(x, y, d)`` on ``timing``'s 2-D row-major views (X = tokens N x K, Y = W^T
-    K x M, D = N x M) of one problem: kernel and launch config built on the first call. The
-    kernel reads W and X through tensor maps in device memory, built once per pair of
-    addresses (a pinned host copy sent with the stream, so a CUDA-graph capture records it) and
-    kept: a call with addresses seen before only binds them."""
+    K x M, D = N x M) of one problem, D's strides those of the first call: kernel, launch
+    config and a chunk of tensor-map slots built on the first call (which must not be under
+    graph capture). The kernel reads W and X through tensor maps in device memory, written
+    once per pair of operands (addresses, strides, shapes; ``MapSlots``), whose layout is
+    checked then: a call with operands seen before only binds the addresses."""
 
     def __init__(self, cfg: ClusterConfig, problem: GemmProblem, device: int | None = None):
         reason = infeasible_reason(cfg, problem)
@@ -366,7 +445,6 @@ class PreparedLaunch:
             raise ValueError(f"{cfg.name} cannot run {problem.name}: {reason}")
         self.cfg, self.problem, self.device = cfg, problem, device
         self.kernel = None
-        self.maps: dict = {}  # (W address, X address) -> (pinned host maps, device maps)
 
     def _prepare(self, d) -> None:
         import numpy as np
@@ -375,40 +453,42 @@ class PreparedLaunch:
         self.kernel = kernel(self.cfg, device)
         self.config = launch_config(self.cfg, self.problem)
         p = self.problem
-        self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k))
+        if d.stride(1) != 1 or d.stride(0) % 4 or d.stride(0) < p.m:
+            raise ValueError(f"{self.cfg.name}: D rows must be contiguous, the row stride a "
+                             f"multiple of 4 (strides {d.stride()})")
+        self.d_shape, self.d_strides = (p.n, p.m), tuple(d.stride())
+        self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k), np.int64(d.stride(0)))
+        self.slots = MapSlots()
+        self.slots._grow()
 
-    def maps_of(self, w, x):
-        """The device copy of W's and X's tensor maps (made on first sight of the pair)."""
-        import torch
+    def maps_of(self, x, y, stream: int) -> int:
+        """The device address of W's and X's tensor maps (made on first sight of the pair,
+        whose operands are checked then: a known pair was checked when it was new)."""
+        cfg, p = self.cfg, self.problem
 
-        key = (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0))
-        found = self.maps.get(key)
-        if found is None:
-            cfg = self.cfg
-            data = tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16)
-            host = torch.frombuffer(bytearray(data), dtype=torch.uint8).pin_memory()
-            dev = torch.empty(len(data), dtype=torch.uint8, device=w.device)
-            dev.copy_(host, non_blocking=True)
-            found = self.maps[key] = (host, dev)
-        return found[1]
+        def make() -> bytes:
+            w = y.T  # the weights as stored, M x K
+            _check_operand("W", w, p.m, p.k, cfg)
+            _check_operand("X", x, p.n, p.k, cfg)
+            return tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16)
+
+        return self.slots.get((y.data_ptr(), x.data_ptr(), y.stride(1), x.stride(0),
+                               tuple(x.shape), tuple(y.shape)), make, stream)
 
     def __call__(self, x, y, d) -> None:
         import numpy as np
         import torch
         from cuda.core import launch
 
-        w = y.T  # the weights as stored, M x K
-        p, cfg = self.problem, self.cfg
-        _check_operand("W", w, p.m, p.k, cfg)
-        _check_operand("X", x, p.n, p.k, cfg)
-        if tuple(d.shape) != (p.n, p.m) or d.stride(1) != 1 or d.stride(0) % 4 \
-                or d.data_ptr() % 16:
-            raise ValueError(f"{cfg.name}: D must be {p.n}x{p.m}, rows contiguous, aligned")
         if self.kernel is None:
             self._prepare(d)
-        maps = self.maps_of(w, x)
-        launch(_stream(torch), self.config, self.kernel, np.uint64(maps.data_ptr()),
-               np.uint64(d.data_ptr()), *self.tail, np.int64(d.stride(0)))
+        if d.data_ptr() % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
+            raise ValueError(f"{self.cfg.name}: D must be {self.d_shape}, rows contiguous "
+                             f"(stride {self.d_strides[0]}), 16-byte aligned")
+        handle = torch.cuda.current_stream().cuda_stream
+        maps = self.maps_of(x, y, handle)
+        launch(_stream(handle), self.config, self.kernel, np.uint64(maps),
+               np.uint64(d.data_ptr()), *self.tail)
 
 
 def launcher(cfg: ClusterConfig, ops) -> Callable[[], None]:
@@ -465,3 +545,27 @@ def candidate_configs(problem: GemmProblem) -> list[ClusterConfig]:
                                 and infeasible_reason(cfg, problem) is None:
                             out.append(cfg)
     return out
+
+
+SEED_COUNT = 12
+SEED_CTAS = 1.5 * SMS  # the CTA count the seeds aim at: a wave and a half
+
+
+def _ctas(cfg: ClusterConfig, problem: GemmProblem) -> int:
+    return -(-problem.m // cfg.block_m) * -(-problem.n // cfg.block_n) * cfg.cluster
+
+
+def seed_configs(problem: GemmProblem, most: int = SEED_COUNT) -> list[ClusterConfig]:
+    """The few candidates a tuning races beside its Triton finalists: 128-element K blocks and
+    a 4-stage ring (the fastest of bench/cluster_decode.py on the issue-30 shards, RESULTS.md),
+    one per block shape, its cluster size the one that launches nearest SEED_CTAS CTAs; the
+    block shapes nearest that aim first."""
+    best: dict = {}
+    for cfg in candidate_configs(problem):
+        if cfg.block_k != 128 or cfg.stages != min(4, deepest_stages(cfg)):
+            continue
+        shape = (cfg.warps_m, cfg.frag_m, cfg.warps_n, cfg.frag_n)
+        miss = abs(math.log(_ctas(cfg, problem) / SEED_CTAS))
+        if shape not in best or miss < best[shape][0]:
+            best[shape] = (miss, cfg)
+    return [cfg for _, cfg in sorted(best.values(), key=lambda mc: (mc[0], mc[1].name))][:most]

@@ -6,8 +6,8 @@
   a time budget per GEMM, the fastest few re-timed side by side and checked numerically;
 - tune (configure/optimize): Triton GEMM templates chosen by the genetic algorithm (tune.py).
 
-Solutions in library logic carry ``Backend`` (``cublaslt``, ``triton`` or ``default``) and the
-parameters of that backend; cuBLASLt solutions also record the cuBLASLt version and GPU name,
+Solutions in library logic carry ``Backend`` (``cublaslt``, ``triton``, ``cuda`` for geko's own
+CUDA C++ kernels (cluster_gemm.py), or ``default``) and the parameters of that backend; cuBLASLt solutions also record the cuBLASLt version and GPU name,
 which are checked whenever the library is loaded.
 """
 
@@ -191,6 +191,11 @@ class CudaPlatform:
 
             cfg = _triton_config(solution, problem)
             return lambda ops: triton_gemm.launcher(cfg, ops)
+        if _backend(solution) == "cuda":
+            from . import cluster_gemm
+
+            cfg = _cuda_config(solution, problem)
+            return lambda ops: cluster_gemm.launcher(cfg, ops)
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         return lambda ops: lt.call(algo, ops, workspace)
 
@@ -202,6 +207,10 @@ class CudaPlatform:
             from . import triton_gemm
 
             return triton_gemm.PreparedLaunch(_triton_config(solution, problem), problem)
+        if _backend(solution) == "cuda":
+            from . import cluster_gemm
+
+            return cluster_gemm.PreparedLaunch(_cuda_config(solution, problem), problem, device)
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         launch = lt.prepared(algo, workspace)
         # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)
@@ -515,7 +524,7 @@ def check_environment(solution: dict, device: int) -> None:
 
 def _backend(solution: dict) -> str:
     backend = solution.get("Backend", "cublaslt")
-    if backend not in ("default", "cublaslt", "triton"):
+    if backend not in ("default", "cublaslt", "triton", "cuda"):
         raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
     return backend
 
@@ -528,6 +537,21 @@ def _triton_config(solution: dict, problem: GemmProblem):
     reason = triton_gemm.infeasible_reason(cfg, problem)
     if reason:
         raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
+    return cfg
+
+
+def _cuda_config(solution: dict, problem: GemmProblem):
+    """The CUDA C++ kernel config of a solution, refused where it cannot run ``problem``."""
+    from . import cluster_gemm
+
+    try:
+        cfg = cluster_gemm.ClusterConfig.from_params(dict(solution["CudaKernel"]))
+    except (KeyError, TypeError, cluster_gemm.ClusterConfigError) as exc:
+        raise PlatformError(f"{problem.name}: cuda solution "
+                            f"{solution.get('SolutionNameMin')}: {exc}") from None
+    reason = cluster_gemm.infeasible_reason(cfg, problem)
+    if reason:
+        raise PlatformError(f"{problem.name}: cuda solution {cfg.name}: {reason}")
     return cfg
 
 

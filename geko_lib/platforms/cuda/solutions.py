@@ -1,6 +1,6 @@
 """cuda solutions in library logic: every (GEMM type, size) -> solution of a directory, and the
-check that a solution names a backend geko can run (cublaslt, triton, default) with what that
-backend needs. The platform, the tune mode and the runtime loader read libraries through it."""
+check that a solution names a backend geko can run (cublaslt, triton, cuda: geko's own CUDA C++
+kernels, default) with what that backend needs. The platform, the tune mode and the runtime loader read libraries through it."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ def solutions_in(lib_dir, validate: bool = False) -> dict:
 def validate_solution(solution: dict, source: str) -> None:
     backend = solution.get("Backend")
     needed = {"cublaslt": ("CublasLt", "CublasLtVersion"), "triton": ("Triton",),
-              "default": ()}.get(backend)
+              "cuda": ("CudaKernel",), "default": ()}.get(backend)
     if needed is None:
         raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: Backend "
-                            f"{backend!r} is not one of cublaslt, triton, default")
+                            f"{backend!r} is not one of cublaslt, triton, cuda, default")
     missing = [k for k in ("SolutionNameMin", *needed) if k not in solution]
     if missing:
         raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: missing "
@@ -39,3 +39,11 @@ def validate_solution(solution: dict, source: str) -> None:
         from .cublaslt import AlgoConfig
 
         AlgoConfig.from_params(solution["CublasLt"])
+    if backend == "cuda":
+        from .cluster_gemm import ClusterConfig, ClusterConfigError
+
+        try:
+            ClusterConfig.from_params(dict(solution["CudaKernel"]))
+        except (ClusterConfigError, TypeError, ValueError) as exc:
+            raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: "
+                                f"CudaKernel: {exc}") from None

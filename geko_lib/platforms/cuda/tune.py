@@ -49,8 +49,10 @@ LIBRARY_DEFAULTS = {"ScheduleName": "h200", "ArchitectureName": "sm_90",
 GA_DEFAULTS = {"n_gen": 12, "population": 32, "seed": 0}
 # decode GEMMs are tuned one by one (per_size): seeds first, then a small GA of their own, then
 # the best few re-timed side by side; the evaluation budget is per GEMM, not per cluster
+# cuda_kernels: geko's CUDA C++ cluster kernels (cluster_gemm.py) race the Triton finalists
 DECODE_GA_DEFAULTS = {"n_gen": 3, "population": 12, "seed": 0, "per_size": True,
-                      "finalists": 4, "warm_start": True}  # warm start: warm.py
+                      "finalists": 4, "warm_start": True,  # warm start: warm.py
+                      "cuda_kernels": True}
 MEASURE_DEFAULTS = {"error_threshold": None, "compile_workers": None, "repeats": 10}
 
 # search spaces per cluster: template/split-K entries move together (a GA group)
@@ -84,7 +86,7 @@ SPACE_KEYS = ("kernel", "block_m", "block_n", "block_k", "group_m", "num_warps",
 OPTIONS = ("n_gen", "population", "seed", "max_sizes_per_config", "decode_max_tokens",
            "error_threshold", "compile_workers", "repeats", "schedule_name",
            "architecture_name", "device_names", "decode_n_gen", "decode_population",
-           "finalists", "seed_library", "warm_start")
+           "finalists", "seed_library", "warm_start", "cuda_kernels")
 IGNORED_OPTIONS = ("backend", "arch")  # the workflow passes them for every platform
 
 
@@ -244,7 +246,8 @@ def decode_ga_settings(opts: dict) -> dict:
             "population": int(opts.get("decode_population", DECODE_GA_DEFAULTS["population"])),
             "seed": int(opts.get("seed", DECODE_GA_DEFAULTS["seed"])), "per_size": True,
             "finalists": int(opts.get("finalists", DECODE_GA_DEFAULTS["finalists"])),
-            "warm_start": bool(opts.get("warm_start", DECODE_GA_DEFAULTS["warm_start"]))}
+            "warm_start": bool(opts.get("warm_start", DECODE_GA_DEFAULTS["warm_start"])),
+            "cuda_kernels": bool(opts.get("cuda_kernels", DECODE_GA_DEFAULTS["cuda_kernels"]))}
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,7 +434,7 @@ class Measurer:
         ready, calls = [], []
         for cfg in configs:
             try:
-                calls.append([tg.launcher(cfg, ops) for ops in sets])
+                calls.append([launcher_of(cfg)(cfg, ops) for ops in sets])
                 ready.append(cfg)
             except Exception as exc:
                 self.rejected[cfg.name] = f"launch: {type(exc).__name__}: {exc}"[:300]
@@ -513,7 +516,7 @@ class Measurer:
     def _correct(self, cfg, ops, ref) -> bool:
         from . import timing
 
-        error = timing.checked_error(tg.launcher(cfg, ops), ops, ref)
+        error = timing.checked_error(launcher_of(cfg)(cfg, ops), ops, ref)
         if error < self.threshold:
             return True
         self.rejected[cfg.name] = f"numerics: error {error:.3g} >= {self.threshold:g}"
@@ -646,9 +649,8 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
                                     measurer)
             if picked is not None:
                 chosen.append(picked)
-                if env is not None:
-
-                    problem, sol, gflops = picked
+                problem, sol, gflops = picked
+                if env is not None and sol["Backend"] == "triton":  # the cache holds Triton's
                     warm.store(env, problem, config_of(sol), gflops)
     finally:
         if executor is not None:
@@ -710,6 +712,8 @@ def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
     ranked = sorted(((float(v[0]), c) for c, v in known.items() if v[0] > 0),
                     key=lambda sc: (-sc[0], sc[1].name))
     finalists = [c for _, c in ranked[:max(1, int(one.ga.get("finalists", 4)))]]
+    if measurer is not None and one.ga.get("cuda_kernels", True):
+        finalists += cuda_seeds(problem)
     if not finalists:
         log.warning("%s: no valid kernel for size %s", one.name, list(problem.size))
         return None
@@ -725,7 +729,25 @@ def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
         return None
     log.info("%s: %s %.1f GFLOP/s (%d configs measured)", one.name, best.name, gflops,
              len(known))
-    return problem, solution(best.to_params()), gflops
+    return problem, solution_of(best), gflops
+
+
+def cuda_seeds(problem: GemmProblem) -> list:
+    """The CUDA C++ cluster kernels that race the Triton finalists of a decode GEMM (none
+    where cuda.core or NVRTC is missing: the Triton kernels stand alone, as before)."""
+    from . import cluster_gemm
+
+    if not cluster_gemm.available():
+        log.info("cuda kernels: cuda.core / NVRTC not found; Triton and cuBLASLt only")
+        return []
+    return cluster_gemm.seed_configs(problem)
+
+
+def launcher_of(cfg) -> Callable:
+    """The ``launcher(cfg, ops)`` of a config's kernel family."""
+    from . import cluster_gemm
+
+    return cluster_gemm.launcher if isinstance(cfg, cluster_gemm.ClusterConfig) else tg.launcher
 
 
 def _tie_winner(gflops: list, configs: list) -> tuple:
@@ -736,7 +758,8 @@ def _tie_winner(gflops: list, configs: list) -> tuple:
             if g > 0 and g * (1 + timing.TIE_BAND) >= best]
     if not tied:
         return best, configs[gflops.index(best)]
-    return min(tied, key=lambda gc: (gc[1].template in tg.ATOMIC_TEMPLATES, gc[1].name))
+    return min(tied, key=lambda gc: (getattr(gc[1], "template", None) in tg.ATOMIC_TEMPLATES,
+                                     gc[1].name))
 
 
 def solution(params: dict) -> dict:
@@ -744,6 +767,16 @@ def solution(params: dict) -> dict:
     cfg = tg.TritonConfig.from_params(params)
     return {"SolutionIndex": 0, "SolutionNameMin": cfg.name, "KernelNameMin": cfg.name,
             "Backend": "triton", "Triton": cfg.to_params()}
+
+
+def solution_of(cfg) -> dict:
+    """A tuned config of either family (Triton, or geko's CUDA C++ kernels) as a solution."""
+    from . import cluster_gemm
+
+    if isinstance(cfg, cluster_gemm.ClusterConfig):
+        return {"SolutionIndex": 0, "SolutionNameMin": cfg.name, "KernelNameMin": cfg.name,
+                "Backend": "cuda", "CudaKernel": cfg.to_params()}
+    return solution(cfg.to_params())
 
 
 def library_template(tuning: TritonTuning) -> liblogic.LibraryLogic:
