@@ -503,8 +503,9 @@ def launcher(cfg: ClusterConfig, ops) -> Callable[[], None]:
 # the candidates of a problem
 
 MAX_TOKENS = 128  # tokens of one block at most
-# (warps_m, frag_m): 16-128 rows; more fragments a warp, fewer warps re-reading the tokens
-ROW_SPLITS = ((1, 1), (2, 1), (4, 1), (1, 2), (2, 2), (4, 2), (1, 4), (2, 4), (8, 1))
+# (warps_m, frag_m): 16-128 rows (warps of 2-4 fragments with 1-2 warps along the rows, fewer
+# re-reads of the token panel, gained nothing on the H200: bench/RESULTS.md, issue 30)
+ROW_SPLITS = ((1, 1), (2, 1), (4, 1), (2, 2), (4, 2), (8, 1))
 CLUSTERS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 MAX_STAGES = 8
 SMS = 132  # H200
