@@ -252,3 +252,18 @@ def test_crashed_gemm_is_skipped_and_a_rerun_finishes_it(campaign):
     rerun = c.snakemake("final_libs")
     assert jobs_run(rerun).get("search_chunk") == 1
     assert c.path("final_libs").is_dir() and not c.path("search", "failed_jobs.log").exists()
+
+
+@pytest.mark.parametrize("value, accepted", [("true", True), ("false", True), ("yes", True),
+                                             ("True", True), ("maybe", False)])
+def test_booleans_on_the_snakemake_door_take_what_yaml_takes(campaign, value, accepted):
+    """`--config retry=true` is the boolean a config file's `retry: true` is (snakemake hands
+    the Snakefile the text "true"); text YAML reads as no boolean is refused in one line."""
+    c = campaign()
+    proc = c.snakemake("bench", "-n", "--config", f"retry={value}", check=False)
+    said = proc.stdout + proc.stderr
+    if accepted:
+        assert proc.returncode == 0, said[-3000:]
+    else:
+        assert proc.returncode != 0 and "config key retry: 'maybe' is not of type 'boolean'" \
+            in said, said[-3000:]
