@@ -214,6 +214,11 @@ def test_a_failed_gemm_is_named_at_the_end(tmp_path):
     assert f"geko: 1 failed and skipped (the rest finished): {crash}; see {failed_log}" in \
         proc.stdout
     assert "Final remapped library available in:" in proc.stdout
+    # the headline is over the whole workload (6 GEMMs), the failed one counted as not kept;
+    # keep_thr 0 timed no baseline, so the time shares are the compared GEMMs' and say so
+    assert re.search(r"geko: \d+ of 6 GEMMs kept \(1 failed\); time-weighted uplift [\d.]+% "
+                     r"of the compared GEMMs' time saved \(1 failed GEMM\(s\) untimed\)",
+                     proc.stdout), proc.stdout[-3000:]
 
 
 def test_a_run_that_keeps_nothing_names_no_final_library(tmp_path):
