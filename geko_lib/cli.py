@@ -468,7 +468,7 @@ def build_config(args, environ=None, notes=None) -> tuple[dict, str]:
         notes.append(choice.why)
     config = merged(schema_defaults(), saved)
     config |= {"platform": platform, "mode": "tune" if mode == "tune" else "search",
-               "workdir": str(workdir), "discard_results": False,
+               "workdir": str(workdir), **dict(ONE_OFF),
                # --bench times for --benchmark-duration; the search/tune baseline as the original
                "bench_timing": "duration" if mode == "bench" else "iterations"}
     if choice.hipblaslt_path:
@@ -505,16 +505,21 @@ def check_lock_dir(lock_dir: str) -> None:
         raise UsageError(f"--lock-dir: {exc}") from None
 
 
+# what a flag means for one invocation only, as in the original: (key, its value when not given)
+ONE_OFF = (("discard_results", False), ("retry", True))
+
+
 def saved_config(config: dict) -> dict:
-    """What geko_config.yaml keeps: the config without this run's one-off permissions."""
-    return config | {"discard_results": False}
+    """What geko_config.yaml keeps: the config without this run's one-off settings
+    (``--discard-results``, ``--no_retry``)."""
+    return config | dict(ONE_OFF)
 
 
 def config_overrides(config: dict) -> list[str]:
-    """snakemake ``--config`` items for what is not saved (``discard_results``). Snakemake
-    reads only ``True``/``False`` as booleans there (``true`` stays a string, which the
-    config schema refuses)."""
-    return ["--config", "discard_results=True"] if config.get("discard_results") else []
+    """snakemake ``--config`` items for this run's one-off settings, which are not saved."""
+    items = [f"{key}={config[key]}" for key, usual in ONE_OFF
+             if key in config and config[key] != usual]
+    return ["--config", *items] if items else []
 
 
 # --- running snakemake -----------------------------------------------------------------------

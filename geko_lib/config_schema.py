@@ -98,6 +98,25 @@ def non_finite(config: dict, properties: dict | None = None) -> tuple[str, float
     return None
 
 
+def yaml_booleans(config: dict, properties: dict | None = None) -> dict:
+    """``config`` with the text of every boolean key read as YAML reads it (``true``, ``no``,
+    ...): snakemake's ``--config retry=true`` hands the Snakefile the text "true" (only
+    ``True``/``False`` become booleans there), where a config file's ``retry: true`` is the
+    boolean; both doors take the same words. Other text is left for the schema to refuse."""
+    for key, entry in (properties or schema()["properties"]).items():
+        value = config.get(key)
+        if entry.get("type") == "object" and "properties" in entry and isinstance(value, dict):
+            yaml_booleans(value, entry["properties"])
+        elif entry.get("type") == "boolean" and isinstance(value, str):
+            try:
+                read = yaml.safe_load(value)
+            except yaml.YAMLError:
+                continue
+            if isinstance(read, bool):
+                config[key] = read
+    return config
+
+
 def first_problem(config: dict) -> tuple[str, str] | None:
     """(key, what is wrong) of the first value the schema refuses, then of the first NaN or
     infinite number, else None: what both doors (the ``geko`` flags, snakemake's ``--config``

@@ -181,8 +181,15 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
             else COMPLETED.get(config["mode"]) if target in ("final_libs", "combine") else None
         if closing:
             say(closing)
-    if is_model(config) and until is None:
+    if is_model(config):
         say(MODEL_REMINDER)
+
+
+def final_library_line(mode: str, final) -> str:
+    """The original's last line of a run, which scripts around it look for: its search calls
+    the library "remapped", its tune "optimized"."""
+    kind = "remapped" if mode == "search" else "optimized"
+    return f"Final {kind} library available in: '{final}'"
 
 
 def say_line(text: str) -> None:
@@ -323,10 +330,11 @@ def _final_summary(workdir: Path, config: dict) -> None:
     for line in faster_lines(workdir):
         print(line, flush=True)
     final = workdir / layout.FINAL_LIBS
-    if final.is_dir():
-        kind = "remapped" if config["mode"] == "search" else "optimized"  # the original's
-        say(f"Final {kind} library available in: '{final}' "
-            f"({len(list(final.glob('*.yaml')))} library file(s))")
+    shipped = len(list(final.glob("*.yaml"))) if final.is_dir() else 0
+    if shipped:
+        say(f"{final_library_line(config['mode'], final)} ({shipped} library file(s))")
+    elif final.is_dir():
+        say(f"no library to load: no kernel was kept, '{final}' holds none")
     failed = layout.Layout(workdir).failed_jobs(config["mode"])
     if failed:
         log_name = layout.TUNING_FAILED if config["mode"] == "tune" else layout.SEARCH_FAILED

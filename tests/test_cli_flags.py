@@ -58,7 +58,8 @@ def test_every_original_flag_sets_its_config_key(tmp_path):
     assert config["bench_duration"] == 0.3  # --benchmark-duration: the baseline benchmark
     assert config["compare_duration"] == 2.0
     assert config["rocm"]["bench_freq"] is True
-    assert config["retry"] is False
+    # --no_retry holds for this invocation (--config retry=False), it is not saved
+    assert config["retry"] is True
     assert (config["err_thr"], config["up_thr"], config["keep_thr"]) == (0.05, 1.05, 0.5)
     assert config["rocm"]["client_dir"] == str(tmp_path / "cb")  # relative to where geko ran
     assert config["lock_dir"] == str(tmp_path / "locks")
@@ -144,6 +145,25 @@ def test_no_retry_is_recognized_and_the_old_meanings_are_gone(tmp_path):
     help_text = geko("--help", cwd=tmp_path).stdout
     assert "--no_retry" in help_text and "--client_build_dir" in help_text
     assert "dense-search benchmark seconds per GEMM" in help_text  # --duration's meaning
+
+
+def test_no_retry_holds_for_one_invocation(tmp_path):
+    """As in the original, --no_retry is this run's: snakemake gets retry=False, the campaign's
+    geko_config.yaml keeps retry on, so a later plain run retries again."""
+    from geko_lib import cli
+
+    write_list(tmp_path)
+    first = geko("--search", "--list", "sizes.yaml", "--no_retry", "-v", "2", "--workdir",
+                 "run", "--", "--dry-run", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    running = next(line for line in (first.stdout + first.stderr).splitlines()
+                   if "running:" in line)
+    assert "retry=False" in running
+    argv = ["--search", "--list", str(tmp_path / "sizes.yaml"), "-w", str(tmp_path / "run")]
+    once = cli.build_config(cli.parser().parse_args([*argv, "--no_retry"]), environ={})[0]
+    assert once["retry"] is False and cli.saved_config(once)["retry"] is True
+    plain = cli.build_config(cli.parser().parse_args(argv), environ={})[0]
+    assert plain["retry"] is True and "retry=False" not in cli.config_overrides(plain)
 
 
 @pytest.fixture

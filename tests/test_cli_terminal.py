@@ -149,12 +149,14 @@ def test_two_step_configure_review_optimize(tmp_path):
     # no tuning job runs in this step: no optimization bar (it showed 'Optimization in
     # progress: 0/1' once the YAMLs were written)
     assert "Optimization in progress" not in first.stdout + first.stderr
+    assert first.stdout.splitlines()[-1] == MODEL_LAST  # the sim reminder ends this run too
     # step 2, optimize.py's flags: -w, -d, -n, --up_thr, --err_thr, --no_retry
     second = ok(geko("--tune", "-w", "run", "-d", "0,1", "-n", "2", "--up_thr", "1.01",
                      "--err_thr", "0.05", "--no_retry", cwd=tmp_path))
     config = yaml.safe_load((workdir / "geko_config.yaml").read_text())
+    # --no_retry holds for this invocation only, as in the original: not saved
     assert (config["devices"], config["n_slots"], config["up_thr"], config["err_thr"],
-            config["retry"]) == ([0, 1], 2, 1.01, 0.05, False)
+            config["retry"]) == ([0, 1], 2, 1.01, 0.05, True)
     assert (config["arch"], config["keep_thr"]) == ("gfx942", 0.0)  # kept from step 1
     assert config["workload_list"] == str(tmp_path / "sizes.yaml")
     assert f"Final optimized library available in: '{workdir / 'final_libs'}'" in second.stdout
@@ -164,6 +166,35 @@ def test_two_step_configure_review_optimize(tmp_path):
             for line in p.read_text().splitlines() if re.search(r"\| +\d+ \| +\d+ \|", line)]
     assert rows
     assert not re.search(r"\| +\d+ \| +\d+ \|", second.stdout + second.stderr)
+
+
+def test_a_continuation_on_other_devices_keeps_its_baseline(tmp_path):
+    """Step 2 of a two-step tune on other devices (-d) than step 1's reuses step 1's baseline:
+    its timings do not depend on which devices took them (its parts are named for the device
+    count, which re-ran it)."""
+    log = tmp_path / "app.yaml"
+    log.write_text("".join(
+        f"- {{function: matmul, M: {m}, N: 16, K: 1024, transA: T, transB: N, batch_count: 1, "
+        "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+        "compute_type: c_f32_r, call_count: 10}\n" for m in (1024, 2048)))
+    ok(geko("--tune", "--workload-log", str(log), "-a", "gfx950", "-w", "run", "--keep_thr",
+            "1", "-d", "0", "--until", "configure", cwd=tmp_path))
+    parts = tmp_path / "run" / "baseline" / "parts"
+    before = {p.name: p.stat().st_mtime_ns for p in parts.glob("*.csv")}
+    second = ok(geko("--tune", "-w", "run", "-d", "0,1", "--until", "configure",
+                     cwd=tmp_path))
+    assert {p.name: p.stat().st_mtime_ns for p in parts.glob("*.csv")} == before
+    assert "Baseline phase" not in second.stdout, second.stdout[-3000:]
+
+
+def test_the_discarded_campaign_is_named_once(tmp_path):
+    ok(geko("--bench", "--inline", "256", "512", "1", "256", "B", "B", "S", "N", "T", "-w",
+            "run", cwd=tmp_path))
+    again = ok(geko("--bench", "--inline", "512", "512", "1", "256", "B", "B", "S", "N", "T",
+                    "-w", "run", "--discard-results", cwd=tmp_path))
+    said = (again.stdout + again.stderr).splitlines()
+    discarded = [line for line in said if line.startswith("geko: discard_results:")]
+    assert discarded and len(discarded) == len(set(discarded)), said
 
 
 def test_a_continuation_without_a_campaign_is_refused(tmp_path):
@@ -183,3 +214,17 @@ def test_a_failed_gemm_is_named_at_the_end(tmp_path):
     assert f"geko: 1 failed and skipped (the rest finished): {crash}; see {failed_log}" in \
         proc.stdout
     assert "Final remapped library available in:" in proc.stdout
+    # the headline is over the whole workload (6 GEMMs), the failed one counted as not kept;
+    # keep_thr 0 timed no baseline, so the time shares are the compared GEMMs' and say so
+    assert re.search(r"geko: \d+ of 6 GEMMs kept \(1 failed\); time-weighted uplift [\d.]+% "
+                     r"of the compared GEMMs' time saved \(1 failed GEMM\(s\) untimed\)",
+                     proc.stdout), proc.stdout[-3000:]
+
+
+def test_a_run_that_keeps_nothing_names_no_final_library(tmp_path):
+    proc = ok(geko("--search", "--inline", "256", "512", "1", "256", "B", "B", "S", "N", "T",
+                   "-w", "run", "--up_thr", "100", cwd=tmp_path))
+    assert "geko: No kernels improve over the base library" in proc.stdout
+    assert "Final remapped library available in" not in proc.stdout
+    assert f"geko: no library to load: no kernel was kept, '{tmp_path / 'run' / 'final_libs'}'" \
+        " holds none" in proc.stdout

@@ -293,5 +293,22 @@ def test_existing_keys_are_kept():
                 "improved_cumulative", "regressed_cumulative"):
         assert key in m["counts"]
     assert set(m["e2e"]) == {"e2e_uplift_pct", "coverage_pct", "e2e_us_saved_per_iter",
-                             "top10pct_contribution_share"}
+                             "top10pct_contribution_share", "n_untimed"}
     assert np.isfinite(m["uplift_kept"]["geomean"])
+
+
+def test_failed_gemms_count_as_not_kept_in_every_headline_figure():
+    """A workload of one more GEMM than was compared (its job failed): the headline counts it
+    as not kept, and where it has no timing (weights from the compared GEMMs only) the
+    time-weighted uplift says whose time it is a share of."""
+    from geko_lib.campaign import headline
+
+    raw = roof_raw()
+    untimed = analysis.metrics(raw, 1.03, 0.03, PLATFORM, n_workload=len(raw) + 1)
+    assert untimed["counts"]["n_failed"] == 1 and untimed["e2e"]["n_untimed"] == 1
+    line = headline.text(untimed)
+    assert line.startswith(f"{untimed['counts']['n_kept']} of {len(raw) + 1} GEMMs kept "
+                           "(1 failed); ")
+    assert "of the compared GEMMs' time saved (1 failed GEMM(s) untimed)" in line
+    everything = analysis.metrics(raw, 1.03, 0.03, PLATFORM, n_workload=len(raw))
+    assert everything["counts"]["n_failed"] == 0 and "failed" not in headline.text(everything)

@@ -114,7 +114,8 @@ def test_documented_log_lines(finished):
                 assert parsed and parsed["module"] and parsed["function"], (path, line)
                 assert not parsed["module"].startswith("tmp"), line  # the script's own name
     final_log = c.path("logs", "final_libs.log").read_text()
-    where = re.search(r"Final optimized library available in: '([^']+)'", final_log)
+    # a search campaign's library is "remapped" in its job log, as on the terminal
+    where = re.search(r"Final remapped library available in: '([^']+)'", final_log)
     assert where and Path(where.group(1)) == c.path("final_libs").resolve()
     analysis_log = c.path("logs", "analyze.log").read_text()
     average = AVERAGE.search(analysis_log)

@@ -17,7 +17,10 @@ def numbers(m: dict) -> dict:
     saved) and the shipped kernels' time-weighted % of the roofline floor (the fastest time
     the platform's ceilings allow: tuned where kept, else reference); None where unknown."""
     roofline = m.get("roofline") or {}
-    return {"n_kept": int(m["counts"]["n_kept"]), "n_attempted": int(m["counts"]["n_attempted"]),
+    failed = int(m["counts"].get("n_failed") or 0)  # counted as not kept
+    return {"n_kept": int(m["counts"]["n_kept"]),
+            "n_attempted": int(m["counts"]["n_attempted"]) + failed, "n_failed": failed,
+            "n_untimed": int((m.get("e2e") or {}).get("n_untimed") or 0),
             "weighted_uplift_pct": (m.get("e2e") or {}).get("e2e_uplift_pct"),
             "pct_of_floor": roofline.get("time_weighted_pct_roofline_shipped"),
             "pct_of_floor_reference": roofline.get("time_weighted_pct_roofline_reference")}
@@ -30,8 +33,11 @@ def _pct(value, digits: int = 2) -> str:
 def text(m: dict) -> str:
     """One line: ``12 of 30 GEMMs kept; time-weighted uplift 4.12% ...; 63.2% of the floor``."""
     h = numbers(m)
-    return (f"{h['n_kept']} of {h['n_attempted']} GEMMs kept; time-weighted uplift "
-            f"{_pct(h['weighted_uplift_pct'])} of the workload's GEMM time saved; shipped kernels "
+    failed = f" ({h['n_failed']} failed)" if h["n_failed"] else ""
+    of = (f"of the compared GEMMs' time saved ({h['n_untimed']} failed GEMM(s) untimed)"
+          if h["n_untimed"] else "of the workload's GEMM time saved")
+    return (f"{h['n_kept']} of {h['n_attempted']} GEMMs kept{failed}; time-weighted uplift "
+            f"{_pct(h['weighted_uplift_pct'])} {of}; shipped kernels "
             f"at {_pct(h['pct_of_floor'], 1)} of the roofline floor (reference "
             f"{_pct(h['pct_of_floor_reference'], 1)})")
 

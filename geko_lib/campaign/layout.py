@@ -155,7 +155,26 @@ class Layout:
         path = self.root / WORKLOAD
         if not path.is_file():
             return []
-        return part_names(len(workload.problems(workload.read(path))), n_devices)
+        return self.merged_baseline_parts() or \
+            part_names(len(workload.problems(workload.read(path))), n_devices)
+
+    def merged_baseline_parts(self) -> list[str]:
+        """The parts the stamped baseline table was merged from, where all are still there: a
+        finished baseline does not depend on how many devices timed it, so a continuation with
+        another ``-d`` keeps it (its parts are otherwise named for the device count)."""
+        from . import integrity
+
+        table = self.root / BASELINE
+        try:
+            found = integrity.find_stamp(table) if table.is_file() else None
+        except integrity.IntegrityError:
+            return []  # the audit names and removes it
+        pattern = re.compile(re.escape(BASELINE_PART).replace(r"\{part\}", r"([^/]+)") + "$")
+        names = [m.group(1) for m in map(pattern.match, (found.record.get("inputs") or {})
+                                         if found else ()) if m]
+        if not names or not all(self.path(BASELINE_PART, part=n).is_file() for n in names):
+            return []
+        return sorted(names)
 
     def search_chunks(self) -> list[str]:
         chunk_dir = self.root / SEARCH_CHUNKS

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -31,7 +32,12 @@ log = logging.getLogger(LOGGER)
 
 
 def refuse_other_campaign(workdir, campaign: dict, mode: str, discard: bool = False) -> None:
-    for reason in ownership.check(workdir, campaign, mode, discard):
+    from ..terminal import COMMAND_ENV
+
+    reasons = ownership.check(workdir, campaign, mode, discard)
+    if os.environ.get(COMMAND_ENV):
+        return  # the workflow under the geko command, which said what it discards already
+    for reason in reasons:
         tell(f"geko: {ownership.DISCARD_KEY}: {reason}: discarded, this run recomputes it")
 
 

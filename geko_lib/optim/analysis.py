@@ -377,9 +377,11 @@ def _categories(raw: pd.DataFrame, weights: pd.Series | None) -> dict:
 
 
 def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
-            ceilings: dict | None = None) -> dict:
+            ceilings: dict | None = None, n_workload: int | None = None) -> dict:
     """metrics.json (docs/FORMATS.md): everything the original computes, per GEMM category,
-    and with ``ceilings`` (platforms.ceilings) a ``roofline`` section."""
+    and with ``ceilings`` (platforms.ceilings) a ``roofline`` section. ``n_workload``: the GEMMs
+    the campaign set out to compare (summary.csv's); those without a row in ``raw`` failed
+    (``counts.n_failed``) and count as not kept."""
     valid = raw[raw["valid"]]
     kept = raw[raw["kept"]]
     improved = valid["ratio"] > 1.0
@@ -392,6 +394,7 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
         "n_regressed": int(regressed.sum()),
         "n_neutral": int(len(valid) - improved.sum() - regressed.sum()),
         "n_kept": len(kept),
+        "n_failed": max(0, int(n_workload) - len(raw)) if n_workload else 0,
         "improved_cumulative": {f"ge_{p}_pct": int((uplift >= p).sum())
                                 for p in (1, 3, 5, 10, 20, 50, 100)},
         "regressed_cumulative": {f"ge_{p}_pct": int((-uplift >= p).sum()) for p in (1, 3, 5, 10)},
@@ -410,6 +413,10 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
             "coverage_pct": float(kept["pct_of_total"].sum()),
             "e2e_us_saved_per_iter": float(kept["weighted_us_saved"].sum()),
             "top10pct_contribution_share": float(top.iloc[:n_top].sum()),
+            # failed GEMMs without a timing (keep_thr 0 times no baseline): the shares are of
+            # the compared GEMMs' time only (they add up to 100% over them), and say so
+            "n_untimed": counts["n_failed"] if counts["n_failed"] and
+            math.isclose(float(pct.sum()), 100.0, abs_tol=1e-6) else 0,
         }
     per_type = {}
     for (a_type, ta, tb), group in valid.groupby(["a_type", "transA", "transB"]):
@@ -456,10 +463,12 @@ def summary_lines(m: dict) -> list[str]:
              f"time; geomean {_pct(kept['geomean'])}%)"]
     e2e = m.get("e2e")
     if e2e:
-        lines.append(f"Weighted GEMM uplift of {_pct(e2e['e2e_uplift_pct'])}% (share of the "
-                     f"workload's total GEMM time saved: each kept GEMM's saving weighted by its "
-                     f"share of GEMM time; the kept GEMMs are {_share(e2e.get('coverage_pct'))} "
-                     f"of that time)")
+        untimed = e2e.get("n_untimed") or 0
+        of = (f"the compared GEMMs' total GEMM time saved ({untimed} failed GEMM(s) have no "
+              "timing)") if untimed else "the workload's total GEMM time saved"
+        lines.append(f"Weighted GEMM uplift of {_pct(e2e['e2e_uplift_pct'])}% (share of {of}: "
+                     f"each kept GEMM's saving weighted by its share of GEMM time; the kept "
+                     f"GEMMs are {_share(e2e.get('coverage_pct'))} of that time)")
     return lines
 
 

@@ -17,9 +17,11 @@ def concat(paths):
 
 
 def run(job):
+    summary = jobs.read_table(job.input.summary)
     raw = analysis.compare(concat(job.input.reference), concat(job.input.tuned),
                            concat(job.input.verify), job.params.up_thr, job.params.err_thr,
-                           weights=jobs.read_table(job.input.summary))
-    # the same writer as geko_lib.optim.analyze: raw_results, final_results, metrics, log lines
+                           weights=summary)
+    # the same writer as geko_lib.optim.analyze: raw_results, final_results, metrics, log lines;
+    # the summary's GEMMs without a result failed, and count as not kept
     optim.write_results(raw, Path(job.output.raw).parent, job.params.up_thr, job.params.err_thr,
-                        platforms.get(job.config), job.config)
+                        platforms.get(job.config), job.config, n_workload=len(summary))

@@ -2,7 +2,7 @@
 import logging
 from pathlib import Path
 
-from .. import files, jobs, library, platforms
+from .. import files, jobs, library, platforms, terminal
 from ..campaign import combine, integrity, provenance
 from ..log_setup import LOGGER
 
@@ -17,5 +17,5 @@ def run(job):
         integrity.verify_shipped(staging, kept, combine.workload_gemms(job.input.workload))
         provenance.write(staging, job.config, platform)
     # the original's last line, which scripts around it look for
-    logging.getLogger(LOGGER).info("Final optimized library available in: '%s'",
-                                   Path(job.output[0]).resolve())
+    logging.getLogger(LOGGER).info(terminal.final_library_line(job.config["mode"],
+                                                               Path(job.output[0]).resolve()))

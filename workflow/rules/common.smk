@@ -11,7 +11,7 @@ from geko_lib.campaign import layout
 
 # A refused value is named in one line as the geko command names it (key, value, what is
 # allowed), not in a schema dump; the same check as the command (NaN too: no bound catches it).
-_PROBLEM = config_schema.first_problem(config)
+_PROBLEM = config_schema.first_problem(config_schema.yaml_booleans(config))
 if _PROBLEM:
     print(f"geko: error: {config_schema.problem_line(*_PROBLEM)}", file=sys.stderr)
     sys.exit(2)
