@@ -40,12 +40,14 @@ def attach(handler: logging.Handler) -> logging.Handler:
 
 
 def parse(line: str) -> dict | None:
-    """{level, module, function, message} of a geko log line, None for any other line."""
-    match = re.match(r"^GEKO:(\w+) \[([^:\]]*):([^\]]*)\] (.*)$", line)
+    """{level, module, function, message} of a geko log line, None for any other line. The
+    function may be missing (``[geko]``: a line written by another formatter, as a test or a
+    user's script writes one); ``function`` is then ""."""
+    match = re.match(r"^GEKO:(\w+) \[([^:\]]*)(?::([^\]]*))?\] (.*)$", line)
     if not match:
         return None
     level, module, function, message = match.groups()
-    return {"level": level, "module": module, "function": function, "message": message}
+    return {"level": level, "module": module, "function": function or "", "message": message}
 
 
 def first_error(path) -> str | None:

@@ -535,3 +535,18 @@ def test_ga_progress_logger_keeps_the_table_lines(caplog):
     assert counts == ["BBS_TN_0 generations: 0/3 (0%)", "BBS_TN_0 generations: 1/3 (33%)",
                       "BBS_TN_0 generations: 2/3 (66%)", "BBS_TN_0 generations: 3/3 (100%)"]
     assert all("|" not in c for c in counts)
+
+
+def test_a_job_logs_first_error_is_its_reason_whatever_the_brackets_hold(tmp_path):
+    """geko's own lines name [module:function]; a line another formatter wrote names one word
+    ([geko]): status gives the message of either (it gave nothing for the second, so a failed
+    job read as stopped)."""
+    from geko_lib.campaign import status as status_module
+
+    log = tmp_path / "job.log"
+    log.write_text("GEKO:INFO [search:run] started\n"
+                   "GEKO:ERROR [geko] sim: injected crash on X\n"
+                   "GEKO:ERROR [jobs:run] a later error\n")
+    assert status_module.log_error(log) == "sim: injected crash on X"
+    log.write_text("GEKO:ERROR [jobs:run] hipblaslt-bench exited 1\n")
+    assert status_module.log_error(log) == "hipblaslt-bench exited 1"
