@@ -114,3 +114,16 @@ def test_an_export_of_geko_library_indices_is_refused_for_the_stock_build(tmp_pa
     code, out, _ = run(capsys, "--library", override, "--workload", app,
                        "--library-version", "geko-12ab")
     assert code == 0 and "served:" in out
+
+
+def test_an_aiter_table_with_preshuffled_hipblaslt_rows_is_read(tmp_path, capsys, app):
+    """aiter also tunes hipBLASLt for pre-shuffled weights (bpreshuffle True): those rows answer
+    calls no workload of geko has; the table is read, its other rows checked as usual."""
+    table = tmp_path / "aiter.csv"
+    exports.write_aiter_tuned(WINNERS, table, gfx="gfx942", cu_num=80)
+    rows = table.read_text().splitlines()
+    preshuffled = rows[1].replace("False,False,hipblaslt", "False,True,hipblaslt")
+    table.write_text("\n".join([*rows, preshuffled.replace(",8192,", ",4096,", 1)]) + "\n")
+    code, out, err = run(capsys, "--library", table, "--workload", app, "--json")
+    assert code == 0, err
+    assert json.loads(out)["served"]["n_calls"] == 80

@@ -22,7 +22,8 @@ GEMMs (another layout, batched, other accumulation), calls with a bias (geko tim
 without the bias epilogue) and kernels only geko's library has (no field of the table can name
 that library) are left out and counted (``LEFT_OUT``).
 
-The reader (``read_aiter_tuned``) gives the ``libtype == hipblaslt`` rows back as a winners table
+The reader (``read_aiter_tuned``) gives the ``libtype == hipblaslt`` rows without pre-shuffled
+weights (calls geko's workloads never have: their GEMMs are refused) back as a winners table
 (geko's identity columns, ``bias``, ``scaleAB``, ``solution_index``, ``solution_name``, ``us``,
 ``gfx``, ``cu_num``).
 """
@@ -128,7 +129,7 @@ def _number(kind, text, path, line: int, column: str):
 
 def read_aiter_tuned(path) -> pd.DataFrame:
     """The hipBLASLt rows of an aiter tuned CSV as a winners table (geko's identity columns)."""
-    from ...workload.aiter import gemm_row
+    from ...workload.aiter import _flag, gemm_row
 
     path = Path(path)
     with open(path, newline="", encoding="utf-8") as handle:
@@ -145,6 +146,9 @@ def read_aiter_tuned(path) -> pd.DataFrame:
                                   "fields than the header")
             if record["libtype"].strip() != LIBTYPE:
                 continue
+            if _flag(record.get("bpreshuffle") or "False", path, reader.line_num,
+                     "bpreshuffle"):
+                continue  # answers calls with pre-shuffled weights, which no workload has
             fields = gemm_row(record, path, reader.line_num)
             t = GemmType(fields["transA"], fields["transB"], fields["a_type"], fields["b_type"],
                          fields["c_type"], fields["d_type"], fields["compute_type"])
