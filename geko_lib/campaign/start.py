@@ -3,6 +3,8 @@ or ``snakemake --profile ...``): the workflow calls these while its Snakefile is
 Snakemake builds the DAG, so a refusal leaves the workdir as it was and a removed output is
 simply missing to Snakemake, which recomputes it.
 
+0. ``bounds.refuse_links_out``: a symlink under the workdir that leads outside it -> refused,
+   naming it: every write and delete below, and Snakemake's, would follow it.
 1. ``refuse_other_campaign``: run_state.json, or the stamps of the outputs, say the workdir
    holds another campaign, or a finished one of another mode -> refused, saying what differs and
    the ways out (``geko_lib.campaign.ownership``; ``discard_results`` lets the run go ahead).
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 
 from . import lock as campaign_lock, ownership, state as campaign_state, combine, integrity, \
-    layout
+    layout, bounds
 from .lock import snakemake_locks
 from ..library.collection import load_dir
 from ..log_setup import LOGGER
@@ -331,6 +333,7 @@ def before_command(workdir, config: dict):
     instant: the command lock); a stale Snakemake lock is cleared and reported."""
     workdir = Path(workdir)
     if workdir.is_dir():
+        bounds.refuse_links_out(workdir)
         ownership.read_run_state(workdir)  # one that is no file refuses whatever the platform
         campaign = identity_at_start(config)
         if campaign is not None:
