@@ -90,6 +90,39 @@ def test_without_run_state_an_unfinished_campaign_of_another_workload_is_refused
         str(caught.value)
 
 
+def _delete_every_stamp(workdir: Path) -> None:
+    for path in workdir.rglob("*"):
+        if integrity.is_stamp(path) or path.name == "run_state.json":
+            path.unlink()
+
+
+@pytest.mark.parametrize("finished", ["final_libs", "results/metrics.json"])
+@pytest.mark.parametrize("workload", [OTHER, INLINE])
+def test_a_finished_campaign_without_any_stamp_is_refused_not_replaced(tmp_path, capsys,
+                                                                        finished, workload):
+    # issue 34: with every stamp and run_state.json deleted, a run of another workload (or of
+    # the same: nothing says it is) replaced the finished result, exit 0
+    workdir = tmp_path / "run"
+    finished_workdir(workdir, "search")
+    _delete_every_stamp(workdir)
+    if finished == "final_libs":
+        (workdir / layout.METRICS).unlink()
+    else:
+        integrity.remove_output(workdir / layout.FINAL_LIBS)
+    before = {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()}
+    code, text = geko_main("--search", "--inline", *workload.split(), "-w", str(workdir),
+                           capsys=capsys)
+    assert code == 2
+    assert f"this workdir holds a finished result ({finished}) with no stamp and no " \
+           "run_state.json: nothing says whose campaign it is" in text
+    assert "--discard-results" in text and "\nTraceback" not in text
+    assert {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()} == before
+    # the way out it names lets the run go ahead
+    reasons = ownership.check(workdir, identity(workload_inline=workload), "search",
+                              discard=True)
+    assert reasons and "with no stamp" in reasons[0]
+
+
 def test_a_run_state_json_that_is_a_directory_is_refused(tmp_path, capsys):
     workdir = tmp_path / "run"
     (workdir / "run_state.json").mkdir(parents=True)
