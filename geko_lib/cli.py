@@ -754,6 +754,9 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
                          code=code, report=report_path(values, workdir),
                          passed_report=terminal.report_in(extra),
                          log_file=log_file)
+    if output.write_error is not None:  # a full disk: told last, in one line
+        print(f"geko: error: {output.write_error}", file=sys.stderr)
+        return code or 1
     return code
 
 

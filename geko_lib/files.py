@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .path_errors import NO_SPACE, NoSpace
+
 
 def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}")
@@ -29,7 +31,7 @@ def _remove_quietly(path: Path) -> None:
 def write_bytes(path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically. When anything fails (a full disk, an interrupt) the
     temporary file is removed and ``path`` keeps its previous content; an OSError names
-    ``path``."""
+    ``path`` (a full disk's, :class:`path_errors.NoSpace`, the bytes it needed too)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(path)
@@ -38,7 +40,10 @@ def write_bytes(path, data: bytes) -> Path:
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
-        # name the file being written (not its temporary name, nor none: a failed write(2))
+        # name the file being written (not its temporary name, nor none: a failed write(2)),
+        # and on a full disk the space it needed
+        if exc.errno in NO_SPACE:
+            raise NoSpace(exc.errno, os.path.abspath(path), len(data)) from exc
         raise OSError(exc.errno, exc.strerror, os.path.abspath(path)) from exc
     except BaseException:
         _remove_quietly(tmp)

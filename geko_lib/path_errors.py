@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 from pathlib import Path
 
 from .errors import GekoError
@@ -25,9 +26,6 @@ class PathError(GekoError):
 
 # what each refusal means, in words (others: the system's own text)
 WHAT = {
-    errno.ENOSPC: "no space left on the device (disk full); free some and rerun: what was "
-                  "written before is kept",
-    errno.EDQUOT: "disk quota exceeded; free some and rerun: what was written before is kept",
     errno.EROFS: "is on a read-only file system",
     errno.EACCES: "permission denied (not writable or not readable by this user)",
     errno.EPERM: "operation not permitted",
@@ -49,10 +47,58 @@ def shown(path) -> str:
     return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
+# a full disk or quota: what it is called, and why (told with the space free and needed)
+NO_SPACE = {errno.ENOSPC: ("no space left on the device", "disk full"),
+            errno.EDQUOT: ("disk quota exceeded", "out of quota")}
+
+
+class NoSpace(OSError):
+    """A write refused for want of space, knowing how many bytes it needed."""
+
+    def __init__(self, code: int, path, needed: int):
+        super().__init__(code, os.strerror(code), path)
+        self.needed = needed
+
+
+def _size(n: float) -> str:
+    if n < 1024:
+        return f"{int(n)} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}"
+
+
+def free_space(path) -> int | None:
+    """Bytes free to this user on the filesystem that holds ``path`` (its nearest existing
+    parent); None where that cannot be told."""
+    path = Path(os.path.abspath(path))
+    for where in (path, *path.parents):
+        try:
+            return shutil.disk_usage(where).free
+        except OSError:
+            continue
+    return None
+
+
+def no_space(code: int, path=None, needed: int | None = None) -> str:
+    """A full disk (or quota) in words, with the space free where ``path`` is and, where
+    known, what the write needed: what a person must free before a rerun."""
+    what, why = NO_SPACE[code]
+    facts = [why]
+    free = free_space(path) if path is not None else None
+    if free is not None:
+        facts.append(f"{_size(free)} free there")
+    if needed:
+        facts.append(f"{_size(needed)} needed to write it")
+    return f"{what} ({', '.join(facts)}); free some and rerun: what was written before is kept"
+
+
 def describe(exc: OSError, path=None) -> str:
     """``PATH: what is wrong`` for an OSError (``path`` where the error names none)."""
     name = exc.filename if exc.filename is not None else path
-    what = WHAT.get(exc.errno) or (exc.strerror or str(exc)).lower()
+    what = no_space(exc.errno, name, getattr(exc, "needed", None)) if exc.errno in NO_SPACE \
+        else WHAT.get(exc.errno) or (exc.strerror or str(exc)).lower()
     if exc.filename2 is not None:
         what += f" (with {shown(exc.filename2)})"
     return f"{shown(name)}: {what}" if name is not None else what
