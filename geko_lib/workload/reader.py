@@ -65,7 +65,9 @@ def read(source, *, fast: bool = True, platform: str | None = None,
         from . import aiter  # aiter's untuned/tuned GEMM CSVs (vLLM, SGLang on ROCm)
 
         if aiter.is_aiter_file(path):
-            return _normalize(aiter.workload_rows(path, _Rows), platform, arch)
+            rows = aiter.workload_rows(path, _Rows)  # its errors name its columns already
+            with aiter.in_file_terms():
+                return _normalize(rows, platform, arch)
         return _read_csv(path, platform, arch)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the
