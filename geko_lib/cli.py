@@ -400,6 +400,7 @@ def workload_config(args) -> dict:
     path = path_errors.resolve(values[dest], SOURCES[dest])
     if not path.exists():  # a relative path the current directory lacks: a bundled one?
         path = resources.find(values[dest], Path.cwd()) or path
+    path_errors.check_rule_file(path, SOURCES[dest])
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         raise UsageError(f"{SOURCES[dest]}: {path} {what}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -146,6 +147,23 @@ def check_name(path, flag: str = "") -> None:
     except UnicodeEncodeError:
         raise PathError(f"{_named(flag, path)}: the name is not valid UTF-8 (geko records paths "
                         "in UTF-8 files); rename it") from None
+
+
+# Snakemake reads ``<name>`` in a rule's file path as one of its path variables (pathvars:
+# ``<results>``, ``<logs>``, ...) and expands it, in an input function's value too, until none
+# is left: no spelling of such a path reaches a rule as written.
+_PATHVAR = re.compile(r"<[a-z][a-z0-9_]*>")
+
+
+def check_rule_file(path, flag: str = "") -> None:
+    """Refuse a file given to the workflow's rules (a workload, another campaign's workdir)
+    whose path holds a ``<name>`` token: Snakemake would refuse it (an undefined pathvar) or,
+    worse, read another file (``<results>`` expands to ``results``)."""
+    token = _PATHVAR.search(os.fspath(path))
+    if token:
+        raise PathError(f"{_named(flag, path)}: Snakemake reads {token.group()} in a path as "
+                        "one of its path variables, so the workflow cannot be given this file; "
+                        "rename or move it (or link it from a path without <...>)")
 
 
 def resolve(path, flag: str = "") -> Path:
