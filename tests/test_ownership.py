@@ -322,6 +322,34 @@ def test_status_names_a_damaged_metrics_json_and_gives_no_figures(tmp_path, caps
     assert "finished" not in text
 
 
+@pytest.mark.parametrize("edit", ["mode edited", "log edited"])
+def test_status_says_a_plain_rerun_is_refused_where_it_is(tmp_path, capsys, edit):
+    # issue 34: status said "a plain rerun recomputes them" of a rerun that is refused
+    workdir = tmp_path / "run"
+    log = tmp_path / "app.yaml"
+    log.write_text("- {function: matmul, transA: T, transB: N, M: 1024, N: 1024, K: 1024, "
+                   "batch_count: 1, lda: 1024, ldb: 1024, ldc: 1024, ldd: 1024, "
+                   "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+                   "compute_type: c_f32_r}\n")
+    source = {"workload_inline": "", "workload_log": str(log)}
+    finished_workdir(workdir, "search", **source)
+    saved = {"mode": "search", "platform": "sim", "arch": "gfx950", "keep_thr": 0.0, **source}
+    if edit == "mode edited":
+        saved["mode"] = "tune"
+    else:
+        log.write_text(log.read_text().replace("K: 1024", "K: 512"))
+    (workdir / "geko_config.yaml").write_text(yaml.safe_dump(saved))
+    code = cli.main(["status", str(workdir)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "state:     refused (a plain rerun is refused: " in text
+    assert "--discard-results" in text
+    assert "a plain rerun recomputes" not in text and "a rerun:   recomputes" not in text
+    # the command refuses that rerun, as status said
+    code = cli.main(["-w", str(workdir)])
+    assert code == 2 and "--discard-results" in capsys.readouterr().err
+
+
 def test_status_after_a_kill_says_a_plain_rerun_resumes(tmp_path, capsys):
     workdir = tmp_path / "run"
     finished_workdir(workdir, "search")
