@@ -5,10 +5,12 @@ of ingesting a large log (issue 24's scale goals: 100k distinct GEMMs through --
 Generates mask-64 logs of N distinct bf16 TN GEMMs (M 64..8048, N 1..200, K from 1024 in
 steps of 64 every 100k rows), runs ``geko --bench --workload-log LOG -w DIR`` in a fresh
 workdir per size and reports its wall time, the time of each workflow phase (from Snakemake's
-log); then ``workload.read`` of a 1M-row log, and of
-the same log with its last row refused, each in a fresh process with its own peak RSS.
+log); then ``workload.read`` of a 1M-row log (hipBLASLt's own 36-key rows; ``--row-form
+short``: 17 keys), of the same log with its last row refused, and the whole ingest job (read,
+workload.yaml written and stamped), each in a fresh process with its own peak RSS.
 
-    python bench/bench_scale.py [--sizes 10000 100000] [--ingest-rows 1000000] [--out DIR]
+    python bench/bench_scale.py [--sizes 10000 100000] [--ingest-rows 1000000]
+                                [--row-form real|short] [--out DIR]
 """
 
 from __future__ import annotations
@@ -26,11 +28,22 @@ ROW = ("- {{function: matmul, M: {m}, N: {n}, K: {k}, lda: {k}, ldb: {k}, ldc: {
        "d_type: bf16_r, scale_type: f32_r, compute_type: c_f32_r, call_count: {calls}}}\n")
 
 
-def write_log(path: Path, rows: int) -> Path:
+# hipBLASLt's own mask-64 row: 36 keys, no call_count (what an application's log holds)
+REAL_ROW = ("- {{function: matmul, M: {m}, N: {n}, K: {k}, lda: {k}, ldb: {k}, ldc: {m}, "
+            "ldd: {m}, stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.0, "
+            "beta: 0.0, transA: T, transB: N, batch_count: 1, scaleA: 0, scaleB: 0, "
+            "scaleAlpha_vector: false, gradient: false, use_e: false, bias_vector: false, "
+            "bias_source: d, a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+            "scale_type: f32_r, bias_type: f32_r, compute_type: c_f32_r, "
+            "activation_type: none, flush: false, rotating: 512, cold_iters: 0, iters: 0}}\n")
+ROWS = {"short": ROW, "real": REAL_ROW}
+
+
+def write_log(path: Path, rows: int, form: str = "short") -> Path:
     with open(path, "w") as out:
         for i in range(rows):
-            out.write(ROW.format(m=64 + 16 * (i % 500), n=1 + (i // 500) % 200,
-                                 k=1024 + 64 * (i // 100_000), calls=1 + i % 7))
+            out.write(ROWS[form].format(m=64 + 16 * (i % 500), n=1 + (i // 500) % 200,
+                                        k=1024 + 64 * (i // 100_000), calls=1 + i % 7))
     return path
 
 
@@ -49,29 +62,56 @@ def phases(workdir: Path) -> dict[str, float]:
     return out
 
 
-INGEST = '''
-import resource, sys
+# a child's own peak: VmHWM is its address space's; ru_maxrss would keep the forking parent's
+PEAK = '''
+import re
+def peak_mb():
+    with open("/proc/self/status") as status:
+        return int(re.search(r"VmHWM:\\s+(\\d+)", status.read()).group(1)) / 1024
+'''
+INGEST = PEAK + '''
+import sys
 from geko_lib import workload
 try:
     outcome = f"{len(workload.read(sys.argv[1], platform='sim')):,} rows"
 except workload.WorkloadError as exc:
     outcome = f"refused: {exc}"
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, outcome, sep="\\t")
+print(peak_mb(), outcome, sep="\\t")
 '''
 
 
-def ingest_peak(path: Path) -> tuple[float, str]:
-    """``workload.read`` of ``path`` in a fresh process: its own peak RSS (MB) and what it
-    read or why it refused."""
-    out = subprocess.run([sys.executable, "-c", INGEST, str(path)], check=True,
+JOB = PEAK + '''
+import os, sys
+from geko_lib import phases
+from geko_lib.campaign import layout, state
+log = sys.argv[1]
+os.makedirs(sys.argv[2])
+os.chdir(sys.argv[2])
+config = state.with_defaults({"platform": "sim", "arch": "gfx950", "devices": [0],
+                              "mode": "search", "workload_log": log})
+phases.run(phases.Job("ingest", phases.Paths(log), phases.Paths(layout.WORKLOAD), config,
+                      params=phases.Paths(kind="log", value=log), log=["logs/ingest.log"]),
+           "ingest")
+print(peak_mb(), "workload.yaml written", sep="\t")
+'''
+
+
+def ingest_peak(path: Path, job_dir: Path | None = None) -> tuple[float, str]:
+    """``workload.read`` of ``path`` in a fresh process (with ``job_dir``: the whole ingest job,
+    read, workload.yaml written and stamped, run there): its own peak RSS (MB) and what it read
+    or why it refused."""
+    script, args = (INGEST, [str(path)]) if job_dir is None else (JOB, [str(path), str(job_dir)])
+    out = subprocess.run([sys.executable, "-c", script, *args], check=True,
                          capture_output=True, text=True).stdout.strip().split("\t", 1)
     return float(out[0]), out[1]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     ap.add_argument("--ingest-rows", type=int, default=1_000_000)
+    ap.add_argument("--row-form", choices=sorted(ROWS), default="real",
+                    help="the ingested log's rows: hipBLASLt's own 36 keys, or 17 short ones")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="geko-bench-scale-"))
@@ -88,14 +128,15 @@ def main() -> None:
         detail = ", ".join(f"{k} {v:.0f}" for k, v in phases(workdir).items())
         print(f"| {n:,} | {wall:.0f} | {detail} |")
     if args.ingest_rows:
-        log = write_log(root / "ingest.yaml", args.ingest_rows)
+        log = write_log(root / "ingest.yaml", args.ingest_rows, args.row_form)
         bad = root / "ingest_refused.yaml"  # the same log with its last row refused (M < 1)
         lines = log.read_text().splitlines(keepends=True)
         bad.write_text("".join(lines[:-1]) + lines[-1].replace("M: ", "M: -", 1))
-        for what, path in (("ingest", log), ("refusal", bad)):
+        for what, path, job in (("read", log, None), ("refusal", bad, None),
+                                ("ingest job", log, root / "ingest_job")):
             began = time.perf_counter()
-            rss, outcome = ingest_peak(path)
-            print(f"\n{what} of {args.ingest_rows:,} distinct rows: "
+            rss, outcome = ingest_peak(path, job)
+            print(f"\n{what} of {args.ingest_rows:,} distinct rows ({args.row_form} form): "
                   f"{time.perf_counter() - began:.1f} s, peak RSS {rss:,.0f} MB ({outcome})")
 
 

@@ -400,6 +400,7 @@ def workload_config(args) -> dict:
     path = path_errors.resolve(values[dest], SOURCES[dest])
     if not path.exists():  # a relative path the current directory lacks: a bundled one?
         path = resources.find(values[dest], Path.cwd()) or path
+    path_errors.check_rule_file(path, SOURCES[dest])
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         raise UsageError(f"{SOURCES[dest]}: {path} {what}")
@@ -754,6 +755,9 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
                          code=code, report=report_path(values, workdir),
                          passed_report=terminal.report_in(extra),
                          log_file=log_file)
+    if output.write_error is not None:  # a full disk: told last, in one line
+        print(f"geko: error: {output.write_error}", file=sys.stderr)
+        return code or 1
     return code
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .path_errors import NO_SPACE, NoSpace
+
 
 def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}")
@@ -29,16 +31,25 @@ def _remove_quietly(path: Path) -> None:
 def write_bytes(path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically. When anything fails (a full disk, an interrupt) the
     temporary file is removed and ``path`` keeps its previous content; an OSError names
-    ``path``."""
+    ``path`` (a full disk's, :class:`path_errors.NoSpace`, the bytes it needed too)."""
+    return write_chunks(path, (data,), len(data))
+
+
+def write_chunks(path, chunks, size: int | None = None) -> Path:
+    """:func:`write_bytes` of the bytes ``chunks`` yields, written as they come, so a large
+    output is never held whole in memory (``size``: their total, where known)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(path)
     try:
-        _write_durably(tmp, data)
+        _write_durably(tmp, chunks)
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)
-        # name the file being written (not its temporary name, nor none: a failed write(2))
+        # name the file being written (not its temporary name, nor none: a failed write(2)),
+        # and on a full disk the space it needed
+        if exc.errno in NO_SPACE:
+            raise NoSpace(exc.errno, os.path.abspath(path), size) from exc
         raise OSError(exc.errno, exc.strerror, os.path.abspath(path)) from exc
     except BaseException:
         _remove_quietly(tmp)
@@ -46,9 +57,10 @@ def write_bytes(path, data: bytes) -> Path:
     return path
 
 
-def _write_durably(path: Path, data: bytes) -> None:
+def _write_durably(path: Path, chunks) -> None:
     with open(path, "wb") as handle:
-        handle.write(data)
+        for chunk in chunks:
+            handle.write(chunk)
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -56,7 +56,7 @@ def setup_logging(log_path, verbosity: int) -> None:
     terminal = logging.StreamHandler(sys.stderr)
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_path, mode="w"))
+        handlers.append(log_setup.JobLog(log_path, mode="w"))
         terminal.setLevel(logging.WARNING)
         terminal.addFilter(_NotLibraryWarning())
         progress.draw_terminal_bars(False)  # parallel jobs' bars would garble the terminal

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 
 LOGGER = "GEKO"  # the original's logger name: every geko_lib module logs through it
 FORMAT = "GEKO:%(levelname)s [%(module)s:%(funcName)s] %(message)s"
@@ -26,6 +27,16 @@ class _ScriptName(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.module = _SNAKEMAKE_COPY.sub("", record.module)
         return True
+
+
+class JobLog(logging.FileHandler):
+    """A job's log file. A line the disk has no room for is lost from the file, not told as a
+    traceback on the terminal (which gets the job's warnings and errors anyway, the full disk's
+    line among them)."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handleError(record)
 
 
 def formatter() -> logging.Formatter:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import shutil
 from pathlib import Path
 
 from .errors import GekoError
@@ -25,9 +27,6 @@ class PathError(GekoError):
 
 # what each refusal means, in words (others: the system's own text)
 WHAT = {
-    errno.ENOSPC: "no space left on the device (disk full); free some and rerun: what was "
-                  "written before is kept",
-    errno.EDQUOT: "disk quota exceeded; free some and rerun: what was written before is kept",
     errno.EROFS: "is on a read-only file system",
     errno.EACCES: "permission denied (not writable or not readable by this user)",
     errno.EPERM: "operation not permitted",
@@ -49,10 +48,58 @@ def shown(path) -> str:
     return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
+# a full disk or quota: what it is called, and why (told with the space free and needed)
+NO_SPACE = {errno.ENOSPC: ("no space left on the device", "disk full"),
+            errno.EDQUOT: ("disk quota exceeded", "out of quota")}
+
+
+class NoSpace(OSError):
+    """A write refused for want of space, knowing how many bytes it needed."""
+
+    def __init__(self, code: int, path, needed: int):
+        super().__init__(code, os.strerror(code), path)
+        self.needed = needed
+
+
+def _size(n: float) -> str:
+    if n < 1024:
+        return f"{int(n)} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}"
+
+
+def free_space(path) -> int | None:
+    """Bytes free to this user on the filesystem that holds ``path`` (its nearest existing
+    parent); None where that cannot be told."""
+    path = Path(os.path.abspath(path))
+    for where in (path, *path.parents):
+        try:
+            return shutil.disk_usage(where).free
+        except OSError:
+            continue
+    return None
+
+
+def no_space(code: int, path=None, needed: int | None = None) -> str:
+    """A full disk (or quota) in words, with the space free where ``path`` is and, where
+    known, what the write needed: what a person must free before a rerun."""
+    what, why = NO_SPACE[code]
+    facts = [why]
+    free = free_space(path) if path is not None else None
+    if free is not None:
+        facts.append(f"{_size(free)} free there")
+    if needed:
+        facts.append(f"{_size(needed)} needed to write it")
+    return f"{what} ({', '.join(facts)}); free some and rerun: what was written before is kept"
+
+
 def describe(exc: OSError, path=None) -> str:
     """``PATH: what is wrong`` for an OSError (``path`` where the error names none)."""
     name = exc.filename if exc.filename is not None else path
-    what = WHAT.get(exc.errno) or (exc.strerror or str(exc)).lower()
+    what = no_space(exc.errno, name, getattr(exc, "needed", None)) if exc.errno in NO_SPACE \
+        else WHAT.get(exc.errno) or (exc.strerror or str(exc)).lower()
     if exc.filename2 is not None:
         what += f" (with {shown(exc.filename2)})"
     return f"{shown(name)}: {what}" if name is not None else what
@@ -100,6 +147,23 @@ def check_name(path, flag: str = "") -> None:
     except UnicodeEncodeError:
         raise PathError(f"{_named(flag, path)}: the name is not valid UTF-8 (geko records paths "
                         "in UTF-8 files); rename it") from None
+
+
+# Snakemake reads ``<name>`` in a rule's file path as one of its path variables (pathvars:
+# ``<results>``, ``<logs>``, ...) and expands it, in an input function's value too, until none
+# is left: no spelling of such a path reaches a rule as written.
+_PATHVAR = re.compile(r"<[a-z][a-z0-9_]*>")
+
+
+def check_rule_file(path, flag: str = "") -> None:
+    """Refuse a file given to the workflow's rules (a workload, another campaign's workdir)
+    whose path holds a ``<name>`` token: Snakemake would refuse it (an undefined pathvar) or,
+    worse, read another file (``<results>`` expands to ``results``)."""
+    token = _PATHVAR.search(os.fspath(path))
+    if token:
+        raise PathError(f"{_named(flag, path)}: Snakemake reads {token.group()} in a path as "
+                        "one of its path variables, so the workflow cannot be given this file; "
+                        "rename or move it (or link it from a path without <...>)")
 
 
 def resolve(path, flag: str = "") -> Path:

@@ -231,3 +231,22 @@ def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, cap
     assert lines["params_signature"].tolist() == ["tn_2048_16_15360_ld_15360_15360_2048",
                                                   "tn_2048_16_15360_ld_16384_15360_2048"]
     assert "1 bias call(s) left out of" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("line, column", [
+    ("4,99999999999,6144,False,torch.bfloat16,torch.bfloat16,False,False", "N"),
+    ("99999999999,16,6144,False,torch.bfloat16,torch.bfloat16,False,False", "M"),
+    ("16,16,99999999999,False,torch.bfloat16,torch.bfloat16,False,False", "K"),
+])
+def test_a_size_refused_by_the_common_checks_names_the_files_column(tmp_path, capsys, line,
+                                                                     column):
+    # issue 34: aiter's N is hipBLASLt's M (and M its N); the error named hipBLASLt's field
+    from geko_lib import cli
+
+    path = write(tmp_path, UNTUNED + SHAPES[0] + "\n" + line + "\n")
+    with pytest.raises(WorkloadError) as err:
+        workload.read(path)
+    assert str(err.value).startswith(f"{path}:3: {column}: 99999999999 is beyond what")
+    assert cli.main(["--bench", "--platform", "sim", "--workload-log", str(path),
+                     "-w", str(tmp_path / "w")]) == 2
+    assert f"geko: error: {path}:3: {column}: 99999999999" in capsys.readouterr().err

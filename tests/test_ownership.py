@@ -90,6 +90,39 @@ def test_without_run_state_an_unfinished_campaign_of_another_workload_is_refused
         str(caught.value)
 
 
+def _delete_every_stamp(workdir: Path) -> None:
+    for path in workdir.rglob("*"):
+        if integrity.is_stamp(path) or path.name == "run_state.json":
+            path.unlink()
+
+
+@pytest.mark.parametrize("finished", ["final_libs", "results/metrics.json"])
+@pytest.mark.parametrize("workload", [OTHER, INLINE])
+def test_a_finished_campaign_without_any_stamp_is_refused_not_replaced(tmp_path, capsys,
+                                                                        finished, workload):
+    # issue 34: with every stamp and run_state.json deleted, a run of another workload (or of
+    # the same: nothing says it is) replaced the finished result, exit 0
+    workdir = tmp_path / "run"
+    finished_workdir(workdir, "search")
+    _delete_every_stamp(workdir)
+    if finished == "final_libs":
+        (workdir / layout.METRICS).unlink()
+    else:
+        integrity.remove_output(workdir / layout.FINAL_LIBS)
+    before = {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()}
+    code, text = geko_main("--search", "--inline", *workload.split(), "-w", str(workdir),
+                           capsys=capsys)
+    assert code == 2
+    assert f"this workdir holds a finished result ({finished}) with no stamp and no " \
+           "run_state.json: nothing says whose campaign it is" in text
+    assert "--discard-results" in text and "\nTraceback" not in text
+    assert {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()} == before
+    # the way out it names lets the run go ahead
+    reasons = ownership.check(workdir, identity(workload_inline=workload), "search",
+                              discard=True)
+    assert reasons and "with no stamp" in reasons[0]
+
+
 def test_a_run_state_json_that_is_a_directory_is_refused(tmp_path, capsys):
     workdir = tmp_path / "run"
     (workdir / "run_state.json").mkdir(parents=True)
@@ -287,6 +320,34 @@ def test_status_names_a_damaged_metrics_json_and_gives_no_figures(tmp_path, caps
     assert "damaged:   results/metrics.json: content differs from its stamp" in text
     assert "no figures: results/metrics.json is damaged or stale" in text
     assert "finished" not in text
+
+
+@pytest.mark.parametrize("edit", ["mode edited", "log edited"])
+def test_status_says_a_plain_rerun_is_refused_where_it_is(tmp_path, capsys, edit):
+    # issue 34: status said "a plain rerun recomputes them" of a rerun that is refused
+    workdir = tmp_path / "run"
+    log = tmp_path / "app.yaml"
+    log.write_text("- {function: matmul, transA: T, transB: N, M: 1024, N: 1024, K: 1024, "
+                   "batch_count: 1, lda: 1024, ldb: 1024, ldc: 1024, ldd: 1024, "
+                   "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
+                   "compute_type: c_f32_r}\n")
+    source = {"workload_inline": "", "workload_log": str(log)}
+    finished_workdir(workdir, "search", **source)
+    saved = {"mode": "search", "platform": "sim", "arch": "gfx950", "keep_thr": 0.0, **source}
+    if edit == "mode edited":
+        saved["mode"] = "tune"
+    else:
+        log.write_text(log.read_text().replace("K: 1024", "K: 512"))
+    (workdir / "geko_config.yaml").write_text(yaml.safe_dump(saved))
+    code = cli.main(["status", str(workdir)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "state:     refused (a plain rerun is refused: " in text
+    assert "--discard-results" in text
+    assert "a plain rerun recomputes" not in text and "a rerun:   recomputes" not in text
+    # the command refuses that rerun, as status said
+    code = cli.main(["-w", str(workdir)])
+    assert code == 2 and "--discard-results" in capsys.readouterr().err
 
 
 def test_status_after_a_kill_says_a_plain_rerun_resumes(tmp_path, capsys):

@@ -249,3 +249,39 @@ def test_symlinked_command_lock_is_refused_and_its_target_untouched(tmp_path, ca
     line = _geko(capsys, *INLINE, "-w", str(workdir))
     assert "geko_command.lock is a symlink" in line
     assert precious.read_text() == "keep me\n"
+
+
+# --- what reaches Snakemake as a path (issue 34) -------------------------------------------------
+
+@pytest.mark.parametrize("token", ["<script>", "<results>"])
+def test_a_workload_path_with_a_pathvar_token_is_refused_naming_it(tmp_path, capsys, token):
+    # Snakemake expands <name> in a rule's paths: <script> failed with
+    # UndefinedPathvarException, <results> would have named another file
+    log = tmp_path / f"a{token}b" / "log.yaml"
+    log.parent.mkdir()
+    log.write_text("- {function: matmul, transA: T, transB: N, M: 64, N: 64, K: 64}\n")
+    line = _geko(capsys, "--workload-log", str(log), "-w", str(tmp_path / "w"))
+    assert f"--workload-log {log}: Snakemake reads {token} in a path as one of its path " \
+           "variables" in line
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["workdir is a file", "workload with <script>"])
+def test_the_snakemake_route_refuses_a_bad_path_in_geko_s_line(campaign, tmp_path, case):
+    if case == "workdir is a file":
+        c = campaign()
+        c.workdir.write_text("not a directory\n")
+        c.config["workdir"] = str(c.workdir)
+        expected = f"geko: error: config workdir {c.workdir}: is a file, not a directory"
+    else:
+        log = tmp_path / "a<script>b" / "log.yaml"
+        log.parent.mkdir()
+        log.write_text("- {function: matmul, transA: T, transB: N, M: 64, N: 64, K: 64}\n")
+        c = campaign(workload_log=str(log))
+        expected = (f"geko: error: config workload_log {log}: Snakemake reads <script> in a "
+                    "path as one of its path variables")
+    proc = c.snakemake("bench", check=False)
+    assert proc.returncode == 2
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception" not in proc.stderr, proc.stderr

@@ -14,7 +14,9 @@ anything there changes) is refused where:
 * the workdir holds a *finished* campaign (``final_libs/`` or ``results/metrics.json``) whose
   stamps say it was made for another campaign or another mode: this run would recompute, and so
   replace, its results;
-* without ``run_state.json``, an output's stamp names another campaign.
+* without ``run_state.json``, an output's stamp names another campaign;
+* without ``run_state.json``, a finished output has no stamp either: nothing says whose it is,
+  and a finished result is never replaced on a guess.
 
 Each refusal names the workdir and the two ways out: another ``--workdir``, or
 ``--discard-results`` (config key ``discard_results: true``), which lets the run go ahead; the
@@ -102,6 +104,17 @@ def _unlike(provenance: dict, expected: dict) -> list[str]:
             for key, value in expected.items() if provenance.get(key) != value]
 
 
+def _unowned_finished(workdir: Path) -> list[str]:
+    """The finished result that neither run_state.json (the caller found none) nor a stamp
+    says is anyone's: it is still a finished result, and this run would replace it."""
+    for rel in FINISHED:
+        if (workdir / rel).exists() and _stamp(workdir, rel) is None:
+            return [f"{workdir}: this workdir holds a finished result ({rel}) with no stamp and "
+                    f"no {FILE}: nothing says whose campaign it is, and this run would replace "
+                    "it"]
+    return []
+
+
 def check(workdir, current: dict, mode: str, discard: bool = False) -> list[str]:
     """Refuse a start that would replace another campaign's results (module docstring); with
     ``discard`` the start goes ahead and the reasons it would have been refused are returned
@@ -124,6 +137,8 @@ def check(workdir, current: dict, mode: str, discard: bool = False) -> list[str]
                            f"{_describe(workdir, provenance)}, which this {mode} run would "
                            "replace: " + ", ".join(different))
             break
+    if recorded is None and not reasons:
+        reasons += _unowned_finished(workdir)
     if recorded is None and not reasons:
         for rel, provenance in owners(workdir).items():
             expected = integrity.expected_provenance(current, mode, rel)

@@ -12,11 +12,13 @@ took the workdir first) is told in one line, not as a LockException.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import deque
 from pathlib import Path
 
 from ..log_setup import PREFIX
+from ..path_errors import NO_SPACE, describe, no_space
 
 LOG = "logs/snakemake.log"  # workdir-relative: Snakemake's output of the geko command's runs
 # the original's phases, by the rules that run them (rules not named here start no phase)
@@ -59,7 +61,9 @@ class Output:
         self.path = log_path(workdir)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.path, "a", encoding="utf-8", errors="replace")
-        self._log.write(f"\n=== geko runs: {' '.join(map(str, command))}\n")
+        # the first write a full disk refused: a job's, Snakemake's own or this log's
+        self.write_error: str | None = None
+        self._keep(f"\n=== geko runs: {' '.join(map(str, command))}\n")
         self.phases: list[str] = []
         self.failed: list[tuple[str, str]] = []  # (rule, log) of each failed job
         self.locked = False
@@ -70,11 +74,11 @@ class Output:
 
     def feed(self, line: str, say=print) -> None:
         line = line.rstrip("\n")
-        self._log.write(line + "\n")
-        self._log.flush()
+        self._keep(line + "\n")
         if line.strip():
             self._last.append(line)
         self._failures(line)
+        self.write_error = self.write_error or full_disk(line, self.workdir)
         if any(mark in line for mark in _LOCKED):
             self.locked = True
         if self.show_all:
@@ -114,8 +118,24 @@ class Output:
             else:
                 self.workflow_error.append(line)
 
+    def _keep(self, text: str) -> None:
+        """``text`` into the log. A log that cannot be written (a full disk) is given up, not
+        Snakemake's output: a reader that stopped would leave Snakemake waiting on its pipe for
+        ever; the error is told when the run ends (:attr:`write_error`)."""
+        if self._log is None:
+            return
+        try:
+            self._log.write(text)
+            self._log.flush()
+        except OSError as exc:
+            self.write_error = self.write_error or describe(exc, self.path)
+            self.close()
+
     def close(self) -> None:
-        self._log.close()
+        if self._log is not None:
+            with contextlib.suppress(OSError):  # what it could not write is told already
+                self._log.close()
+            self._log = None
 
     def failure_lines(self) -> list[str]:
         """The failed jobs' logs, each named with its last lines (indented); where no job
@@ -141,6 +161,26 @@ class Output:
         starts = [i for i, line in enumerate(last) if _OWN_ERROR.match(line)]
         shown = last[starts[-1]:] if starts else last[-OWN_ERROR_LINES:]
         return [f"snakemake stopped ({LOG}):"] + [f"    {line}" for line in shown]
+
+
+_ERRNO = re.compile(r"\[Errno (%s)\]" % "|".join(map(str, NO_SPACE)))
+_NAMED = re.compile(r"'(/[^']+)'|directory (/\S+)")
+_TOLD = tuple(what for what, _ in NO_SPACE.values())  # a job's line, told by path_errors
+
+
+def full_disk(line: str, workdir) -> str | None:
+    """``PATH: no space left ...`` where ``line`` says a write found the disk full: a job's
+    error line (already in those words) or Snakemake's own (``[Errno 28] ...``: its records in
+    .snakemake; the path it names, else the workdir's)."""
+    if line.startswith(PREFIX):
+        message = line.split("] ", 1)[-1]
+        return message if any(f": {what} (" in message for what in _TOLD) else None
+    code = _ERRNO.search(line)
+    if code is None:
+        return None
+    named = _NAMED.search(line)
+    path = next(filter(None, named.groups())) if named else str(workdir)
+    return f"{path}: {no_space(int(code.group(1)), path)}"
 
 
 def log_path(workdir) -> Path:

@@ -3,6 +3,8 @@ or ``snakemake --profile ...``): the workflow calls these while its Snakefile is
 Snakemake builds the DAG, so a refusal leaves the workdir as it was and a removed output is
 simply missing to Snakemake, which recomputes it.
 
+0. ``bounds.refuse_links_out``: a symlink under the workdir that leads outside it -> refused,
+   naming it: every write and delete below, and Snakemake's, would follow it.
 1. ``refuse_other_campaign``: run_state.json, or the stamps of the outputs, say the workdir
    holds another campaign, or a finished one of another mode -> refused, saying what differs and
    the ways out (``geko_lib.campaign.ownership``; ``discard_results`` lets the run go ahead).
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 
 from . import lock as campaign_lock, ownership, state as campaign_state, combine, integrity, \
-    layout
+    layout, bounds
 from .lock import snakemake_locks
 from ..library.collection import load_dir
 from ..log_setup import LOGGER
@@ -322,6 +324,21 @@ def clear_stale_lock(workdir) -> None:
              "left by an interrupted run; resuming")
 
 
+def refuse_start(workdir, config: dict, identity=None) -> None:
+    """Refuse (raise, naming why) a run of ``config`` that may not start in the existing
+    ``workdir``: a symlink under it leads outside, its run_state.json is no file, or it holds
+    another campaign, or a finished one this run would replace. Changes nothing. The ``geko``
+    command asks before its run; ``geko status`` asks to tell whether a plain rerun would be
+    refused. ``identity(config)``: the campaign's identity, None where it cannot be told."""
+    workdir = Path(workdir)
+    bounds.refuse_links_out(workdir)
+    ownership.read_run_state(workdir)  # one that is no file refuses whatever the platform
+    campaign = (identity or identity_at_start)(config)
+    if campaign is not None:
+        refuse_other_campaign(workdir, campaign, config["mode"],
+                              bool(config.get("discard_results")))
+
+
 @contextlib.contextmanager
 def before_command(workdir, config: dict):
     """What the ``geko`` command checks before it writes anything into ``workdir``, held for
@@ -331,11 +348,7 @@ def before_command(workdir, config: dict):
     instant: the command lock); a stale Snakemake lock is cleared and reported."""
     workdir = Path(workdir)
     if workdir.is_dir():
-        ownership.read_run_state(workdir)  # one that is no file refuses whatever the platform
-        campaign = identity_at_start(config)
-        if campaign is not None:
-            refuse_other_campaign(workdir, campaign, config["mode"],
-                                  bool(config.get("discard_results")))
+        refuse_start(workdir, config, identity_at_start)
         campaign_lock.refuse_if_running(workdir)
     with campaign_lock.hold(workdir):
         clear_stale_lock(workdir)

@@ -309,6 +309,28 @@ def outputs_to_redo(workdir: Path, config: dict, source: str, jobs: list[dict]) 
             "follows": [{"output": str(rel), "reason": why} for rel, why in follows]}
 
 
+def rerun_refusal(workdir: Path, config: dict, source: str) -> str | None:
+    """Why a plain rerun with the workdir's config would be refused (None: it would run), by
+    the check that decides it (``start.refuse_start``); without the run's config nothing is
+    predicted."""
+    from . import start, state as campaign_state
+
+    if source.startswith("inferred"):
+        return None
+
+    def identity(config: dict) -> dict | None:
+        try:
+            return campaign_state.identity(campaign_state.with_defaults(config))
+        except GekoError:
+            return None  # the platform is not here: the rerun's own message tells
+
+    try:
+        start.refuse_start(workdir, config | {"discard_results": False}, identity)
+    except GekoError as exc:
+        return str(exc)
+    return None
+
+
 def collect(workdir, config_path=None) -> dict:
     """Everything ``geko status`` reports, as a JSON-able mapping."""
     from .lock import command_running
@@ -325,6 +347,7 @@ def collect(workdir, config_path=None) -> dict:
     jobs = collect_jobs(workdir, config, active, incomplete)
     redo = {"damaged": [], "follows": []} if active else \
         outputs_to_redo(workdir, config, source, jobs)
+    refused = None if active else rerun_refusal(workdir, config, source)
     redone = {r["output"] for r in redo["damaged"] + redo["follows"]}
     details = job_details(workdir, config)
     rules = {}
@@ -355,6 +378,8 @@ def collect(workdir, config_path=None) -> dict:
         detail = (f"{len(processes)} snakemake process(es) in the workdir" if processes
                   else "a geko command holds the workdir" if command_running(workdir)
                   else "a snakemake lock is present (no process list on this system)")
+    elif refused:
+        state, detail = "refused", f"a plain rerun is refused: {refused}"
     elif redo["damaged"]:
         first = redo["damaged"][0]
         state = "damaged"
@@ -401,8 +426,9 @@ def collect(workdir, config_path=None) -> dict:
         "rules": [rules[r] for r in RULE_ORDER if r in rules],
         "jobs": jobs,
         "redo": redo,
-        "uplift": ({"note": f"no figures: {L.METRICS} is damaged or stale (a plain rerun "
-                            "recomputes it)"} if L.METRICS in redone else uplift(workdir, config)),
+        "uplift": ({"note": f"no figures: {L.METRICS} is damaged or stale"
+                            + ("" if refused else " (a plain rerun recomputes it)")}
+                   if L.METRICS in redone else uplift(workdir, config)),
         "devices": device_status(workdir, config),
     }
 
@@ -450,7 +476,7 @@ def format_text(report: dict) -> str:
     lines.append(f"  uplift:    {_uplift_line(report['uplift'])}")
     for entry in report["redo"]["damaged"]:
         lines.append(f"  damaged:   {entry['output']}: {entry['reason']}")
-    if report["redo"]["damaged"]:
+    if report["redo"]["damaged"] and report["state"] != "refused":
         redo = [e["output"] for e in report["redo"]["damaged"] + report["redo"]["follows"]]
         lines.append(f"  a rerun:   recomputes {', '.join(redo)}")
     d = report["devices"]

@@ -23,6 +23,7 @@ data type). Every row counts once (aiter writes each distinct shape once) unless
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from pathlib import Path
 
@@ -35,6 +36,10 @@ TORCH_NAMES = {f"torch.{d.torch}": d.hipblaslt for d in DTYPES
                if d.torch and d.hipblaslt != "xf32_r"}
 HIPBLASLT_TO_TORCH = {v: k for k, v in TORCH_NAMES.items()}
 COUNT_COLUMNS = ("count", "call_count")
+# hipBLASLt's field -> the aiter column it comes from (M and N swap: aiter's M is the tokens)
+COLUMN_OF = {"M": "N", "N": "M", "K": "K", "a_type": "dtype", "b_type": "dtype",
+             "c_type": "outdtype", "d_type": "outdtype", "scaleA": "scaleAB",
+             "scaleB": "scaleAB", "bias_vector": "bias"}
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 
 
@@ -107,6 +112,20 @@ def gemm_row(record: dict, path, line: int) -> dict:
     scaled = _flag(record.get("scaleAB", "False"), path, line, "scaleAB")
     return linear_fields(out_features, tokens, k, a_type, d_type, scaled=scaled,
                          bias=_flag(record.get("bias", "False"), path, line, "bias"))
+
+
+@contextlib.contextmanager
+def in_file_terms():
+    """A workload error raised in the block (the checks every source's rows get, in
+    hipBLASLt's terms) names the aiter file's column instead of hipBLASLt's field."""
+    from .errors import WorkloadError
+
+    try:
+        yield
+    except WorkloadError as exc:
+        if exc.field not in COLUMN_OF:
+            raise
+        raise WorkloadError(exc.path, exc.line, COLUMN_OF[exc.field], exc.message) from None
 
 
 def workload_rows(path, rows_class):

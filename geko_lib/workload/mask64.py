@@ -6,12 +6,13 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import Counter
+from itertools import islice
 
 import yaml
 
 
 from .errors import WorkloadError
-from .parsing import (_DuplicateKey, _FirstLines, _FlowParser, _LINE_YAML, _Loader, _NOT_FLOW,
+from .parsing import (_DuplicateKey, _FlowParser, _LINE_YAML, _Loader, _NOT_FLOW,
                       _TRUNCATED, _check_not_trace, _decode, _duplicate_key_error,
                       _parse_line_yaml, _yaml_error_line, _yaml_problem, cleanup_mangled_pairs)
 from .table import _Rows
@@ -24,52 +25,100 @@ log = logging.getLogger(LOGGER)
 # mask-64 YAML logs
 
 
-def _read_yaml_fast(path, counts: Counter) -> _Rows | None:
-    """Distinct lines through the flow parser; None where the file is not one-row-per-line YAML."""
-    first = _FirstLines(path)
-    # each row's distinct line by its position among them, for its line number (not the line
-    # itself: a 1M-row log's lines would stay alive through the whole normalization)
-    ordinals = array("q")
-    rows = _Rows(path, lambda i: first.nth(ordinals[i]))
+_BLOCK = 1 << 16  # lines counted at a time
+
+
+def _distinct_lines(path):
+    """(line, its first line number, how often it occurs) of each distinct line of a block of
+    lines at a time, in the order lines first occur (a line may recur in later blocks)."""
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise WorkloadError(path, None, "file", f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        start = 1
+        while True:
+            block = list(islice(handle, _BLOCK))
+            if not block:
+                return
+            # each line's first offset (the last written wins, walking backwards), and its
+            # count in the order lines first occur: both counted in C
+            first = dict(zip(reversed(block), range(len(block) - 1, -1, -1)))
+            for raw, count in Counter(block).items():
+                yield raw, start + first[raw], count
+            start += len(block)
+
+
+def _same_row(result, keys: tuple, values: list) -> bool:
+    """Whether a parsed line is the row (keys, values): the same keys, and values equal and
+    of the same types (``1`` and ``true`` compare equal, yet only one is a valid size)."""
+    return result[0] == keys and result[1] == values and \
+        list(map(type, result[1])) == list(map(type, values))
+
+
+def _read_yaml_fast(path) -> _Rows | None:
+    """Each distinct line through the flow parser as the file is read, a block of lines at a
+    time, in the order lines first occur; None where the file is not one-row-per-line YAML.
+    A line is not kept once parsed (a 1M-row log of distinct lines is 0.5 GB of text): it is
+    known again in a later block by its hash, and told from another line of the same hash by
+    what it parses to (the same keys, values and types make the same row)."""
+    numbers = array("q")  # each row's first line number
+    rows = _Rows(path, numbers.__getitem__)
     rows.warn_unknown_fields = True
-    rows.repeats = []  # call_count is multiplied by these after validation, in _normalize
+    rows.repeats = repeats = []  # call_count is multiplied by these after validation
     parse = _FlowParser().parse
-    add_keys, add_values, add_repeat, add_ordinal = rows.keys.append, rows.values.append, \
-        rows.repeats.append, ordinals.append
-    first_raw = next(iter(counts), b"")
-    started = False  # a row was seen (a '---' document start is allowed only before)
-    for ordinal, (raw, repeat) in enumerate(counts.items()):
+    add_keys, add_values, add_repeat, add_number = rows.keys.append, rows.values.append, \
+        repeats.append, numbers.append
+    by_hash: dict[int, int] = {}  # hash of a line -> its row
+    collided: dict[tuple, int] = {}  # (hash, the row's repr) -> its row, for lines sharing a hash
+    skipped: set[bytes] = set()  # blank and comment lines, the document start
+    started = False  # a row was seen (a '---' document start is allowed only before, once)
+    for raw, number, repeat in _distinct_lines(path):
+        if raw in skipped:
+            if raw.strip() == b"---":
+                return None  # a second document start: PyYAML says what it is
+            continue
         try:
             s = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
-            _decode(raw, path, lambda: first[raw])  # raises with the line number
+            _decode(raw, path, lambda: number)  # raises with the line number
         if "\0" in s:
-            _decode(raw, path, lambda: first[raw])  # raises (NUL byte)
-        if raw is first_raw and s[:1] == "\ufeff":  # byte-order mark
+            _decode(raw, path, lambda: number)  # raises (NUL byte)
+        if number == 1 and s[:1] == "\ufeff":  # byte-order mark
             s = s[1:].strip()
-        if not s or s[0] == "#":
-            continue
-        if s == "---" and not started and repeat == 1:
+        if not s or s[0] == "#" or (s == "---" and not started and repeat == 1):
+            skipped.add(raw)
             continue
         started = True
         result = parse(s)
         if result.__class__ is not tuple:
             if result == _NOT_FLOW:
-                _check_not_trace(s, path, lambda: first[raw])
-                return None  # block-style YAML or another layout: PyYAML reads the whole file
+                _check_not_trace(s, path, number)
+                return None  # block-style YAML or another layout: PyYAML reads the file
             if result == _TRUNCATED:
-                raise WorkloadError(path, first[raw], "syntax",
-                                    "truncated row: '{' is never closed (was the log cut off?)")
+                raise WorkloadError(path, number, "syntax", "truncated row: '{' is never "
+                                                            "closed (was the log cut off?)")
             # mangled ': , : ,' pairs: the original's cleanup, then the fast parser again;
             # anything else unusual: PyYAML for this line (raw, then cleaned)
             cleaned = cleanup_mangled_pairs(s)
             result = parse(cleaned) if cleaned != s else _LINE_YAML
             if result.__class__ is not tuple:
-                result = _parse_line_yaml(s, path, first[raw])
+                result = _parse_line_yaml(s, path, number)
+        key = hash(raw)
+        row = by_hash.get(key)
+        if row is not None and not _same_row(result, rows.keys[row], rows.values[row]):
+            told = (key, repr(result))  # repr tells 1, 1.0 and True apart
+            row = collided.get(told)
+            if row is None:
+                collided[told] = len(numbers)
+        if row is not None:  # the line met in an earlier block
+            repeats[row] += repeat
+            continue
+        by_hash.setdefault(key, len(numbers))
         add_keys(result[0])
         add_values(result[1])
         add_repeat(repeat)
-        add_ordinal(ordinal)
+        add_number(number)
     return rows
 
 

@@ -3,7 +3,6 @@ fast path of mask-64 logs), YAML error positions, duplicate keys."""
 
 from __future__ import annotations
 
-import hashlib
 
 import logging
 import re
@@ -240,21 +239,6 @@ class _FirstLines:
                     index.setdefault(line, number)
             self._index = index
         return self._index.get(raw)
-
-    def nth(self, ordinal: int) -> int | None:
-        """The line number of the ``ordinal``-th distinct line (from 0, in the order lines
-        first occur: the order of :func:`_count_lines`), found by reading the file again, so
-        a reader keeps an integer per row instead of its line (only a refusal asks; a digest
-        of each line seen stands in for the line)."""
-        seen: set[bytes] = set()
-        with open(self.path, "rb") as f:
-            for number, line in enumerate(f, 1):
-                digest = hashlib.blake2b(line, digest_size=16).digest()
-                if digest not in seen:
-                    if len(seen) == ordinal:
-                        return number
-                    seen.add(digest)
-        return None
 
 
 def _count_lines(path) -> Counter:

@@ -13,7 +13,7 @@ from .csv_log import _read_csv
 from .errors import WorkloadError
 from .mask32 import _bench_rows
 from .mask64 import _read_yaml_fast, _read_yaml_reference
-from .parsing import (_check_not_trace, _count_lines, _decode, _FirstLines, _is_bench_line,
+from .parsing import (_check_not_trace, _count_lines, _decode, _is_bench_line,
                       _meaningful, _missing_file, _read_text)
 from .table import _Rows, _normalize
 from ..log_setup import LOGGER
@@ -27,20 +27,29 @@ log = logging.getLogger(LOGGER)
 def _read_fast(path, platform: str | None = None, arch: str | None = None
                ) -> pd.DataFrame | None:
     """The fast path of :func:`read`; None where PyYAML must read the whole file."""
-    counts = _count_lines(path)
-    first = _FirstLines(path)
-    for raw in counts:  # the first meaningful line decides the format
-        s = _decode(raw, path, lambda: first[raw]).lstrip("\ufeff").strip()
-        if _meaningful(s):
-            if _is_bench_line(s):
-                return _normalize(_bench_rows(path, counts), platform, arch)
-            _check_not_trace(s, path, lambda: first[raw])
-            break
-    else:
+    first = _first_meaningful(path)  # it decides the format
+    if first is None:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
-    rows = _read_yaml_fast(path, counts)
-    del counts
+    number, s = first
+    if _is_bench_line(s):
+        return _normalize(_bench_rows(path, _count_lines(path)), platform, arch)
+    _check_not_trace(s, path, number)
+    rows = _read_yaml_fast(path)
     return None if rows is None else _normalize(rows, platform, arch)
+
+
+def _first_meaningful(path) -> tuple[int, str] | None:
+    """(line number, stripped text) of the first line that is neither blank nor a comment;
+    a line before it that is not UTF-8 text is refused, naming it."""
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                s = _decode(raw, path, lambda: number).lstrip("\ufeff").strip()
+                if _meaningful(s):
+                    return number, s
+    except OSError as exc:
+        raise WorkloadError(path, None, "file", f"cannot read: {exc.strerror or exc}") from None
+    return None
 
 
 def read(source, *, fast: bool = True, platform: str | None = None,
@@ -65,7 +74,9 @@ def read(source, *, fast: bool = True, platform: str | None = None,
         from . import aiter  # aiter's untuned/tuned GEMM CSVs (vLLM, SGLang on ROCm)
 
         if aiter.is_aiter_file(path):
-            return _normalize(aiter.workload_rows(path, _Rows), platform, arch)
+            rows = aiter.workload_rows(path, _Rows)  # its errors name its columns already
+            with aiter.in_file_terms():
+                return _normalize(rows, platform, arch)
         return _read_csv(path, platform, arch)
     if fast:
         # The fast path builds hundreds of thousands of small lists and no reference cycles; the

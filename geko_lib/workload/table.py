@@ -303,9 +303,8 @@ def _normalize(rows: _Rows, platform: str | None = None, arch: str | None = None
 
     # validate and convert; the error reported is the one on the earliest line
     out: dict[str, object] = {}
-    for field, values in cols.items():
-        if field == "call_count" or field == "scale_type":
-            continue
+    for field in [f for f in cols if f not in ("call_count", "scale_type")]:
+        values = cols.pop(field)  # let go of the raw column once converted (memory)
         if field not in gemm.GEMM_LOG_FIELDS and field not in ("function", "scaleA", "scaleB"):
             missing = _nulls(values)
             if missing:
@@ -359,7 +358,8 @@ def _normalize(rows: _Rows, platform: str | None = None, arch: str | None = None
             data[field] = values
         else:
             data[field] = pd.Series(list(values), dtype="str")
-    df = pd.DataFrame(data)
+    df = pd.DataFrame(data, copy=False)  # the columns as built, not copied into blocks
+    del data, out
     return _aggregate(df, path, line_of)
 
 
@@ -432,11 +432,29 @@ def _refuse_count_overflow(over: np.ndarray, calls, repeats, path, line_of) -> N
                             f"(over its rows), more than a 64-bit count holds ({_INT64_MAX})")
 
 
+def _duplicated(df: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """``df.duplicated(subset=keys)``, decided exactly among the rows whose hash of ``keys``
+    is shared: pandas' own, over every row of a 1M-row table, held codes for every column at
+    once (0.3 GB); the hashes are 8 bytes a row."""
+    hashed = np.zeros(len(df), dtype=np.uint64)
+    for key in keys:  # a column at a time
+        values = df[key].to_numpy()
+        if values.dtype.kind == "f":  # equal as pandas compares them: -0.0 and 0.0, any NaN
+            values = np.where(np.isnan(values), np.nan, values) + 0.0
+        with np.errstate(over="ignore"):
+            hashed = (hashed ^ pd.util.hash_array(values)) * np.uint64(0x100000001B3)
+    shared = pd.Series(hashed).duplicated(keep=False).to_numpy()
+    dup = np.zeros(len(df), dtype=bool)
+    if shared.any():  # equal rows hash alike: every group of them is among these, in order
+        dup[shared] = df.loc[shared].duplicated(subset=keys).to_numpy()
+    return pd.Series(dup, index=df.index)
+
+
 def _aggregate(df: pd.DataFrame, path, line_of) -> pd.DataFrame:
     """Sum call_count over rows equal in every other column; first-appearance order."""
     keys = [c for c in df.columns if c != "call_count"]
     if len(df) > 1 and keys:
-        dup = df.duplicated(subset=keys)
+        dup = _duplicated(df, keys)
         if dup.any():
             group = df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
             calls = df["call_count"].to_numpy(dtype=np.int64)

@@ -49,19 +49,28 @@ def _format_value(v) -> str:
     return json.dumps(text)  # a JSON string is a valid YAML double-quoted scalar
 
 
+ROWS_A_CHUNK = 20_000  # rows formatted and written at a time: a 1M-row table's text is 0.5 GB
+
+
 def write(df: pd.DataFrame, path) -> Path:
     """Write a canonical table as a mask-64 style log (one flow mapping per row, key order = columns).
 
-    Atomic (a temporary name, then a rename). Returns ``Path(path)``.
+    Atomic (a temporary name, then a rename), written a chunk of rows at a time. Returns
+    ``Path(path)``.
     """
     path = Path(path)
     columns = [str(c) for c in df.columns]
-    formatted = []
-    for name, col in zip(columns, (df[c].tolist() for c in df.columns)):
-        cache: dict = {}
-        formatted.append([_cached_item(cache, name, v) for v in col])
-    text = "".join("- {" + ", ".join(parts) + "}\n" for parts in zip(*formatted))
-    files.write_text(path, text)
+
+    def chunks():
+        for start in range(0, len(df), ROWS_A_CHUNK):
+            part = df.iloc[start:start + ROWS_A_CHUNK]
+            formatted = []
+            for name, col in zip(columns, (part[c].tolist() for c in part.columns)):
+                cache: dict = {}
+                formatted.append([_cached_item(cache, name, v) for v in col])
+            yield "".join("- {" + ", ".join(parts) + "}\n" for parts in zip(*formatted)).encode()
+
+    files.write_chunks(path, chunks())
     return path
 
 

@@ -27,7 +27,18 @@ def launch_path(value, key="path"):
     return str(path_errors.resolve(LAUNCH_DIR / value, f"config {key}")) if value else ""
 
 
+def refused_in_one_line(check, *args):
+    """Run one of geko's path checks; a refusal is geko's one line, exit 2."""
+    try:
+        check(*args)
+    except path_errors.PathError as exc:
+        print(f"geko: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
 WORKDIR = launch_path(config["workdir"], "workdir")
+# a workdir that is a file, lies under one or is not writable
+refused_in_one_line(path_errors.check_directory, WORKDIR, "config workdir")
 MODE = config["mode"]
 WORKLOAD_SOURCES = {
     kind: config[f"workload_{kind}"]
@@ -46,6 +57,8 @@ if WORKLOAD_KIND != "inline":
     # of the installed package: the default is one)
     WORKLOAD_VALUE = str(resources.find(WORKLOAD_VALUE, LAUNCH_DIR)
                          or launch_path(WORKLOAD_VALUE, f"workload_{WORKLOAD_KIND}"))
+    refused_in_one_line(path_errors.check_rule_file, WORKLOAD_VALUE,
+                        f"config workload_{WORKLOAD_KIND}")
     if not Path(WORKLOAD_VALUE).is_file():
         raise ValueError(f"config: workload_{WORKLOAD_KIND} {WORKLOAD_VALUE} does not exist")
     config[f"workload_{WORKLOAD_KIND}"] = WORKLOAD_VALUE  # resolved: jobs run in the workdir
@@ -79,8 +92,11 @@ def export_sources():
 
 def combine_workdirs():
     """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
-    return [Path(launch_path(str(Path(other).expanduser()), "combine_with"))
-            for other in config.get("combine_with") or []]
+    others = [Path(launch_path(str(Path(other).expanduser()), "combine_with"))
+              for other in config.get("combine_with") or []]
+    for other in others:  # each is a rule's input
+        refused_in_one_line(path_errors.check_rule_file, other, "config combine_with")
+    return others
 
 
 def combine_sources():
