@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,8 @@ def _has_gpu() -> bool:
 
 
 # fixtures that exist to run the real workflow: a test asking for one is end-to-end (slow tier)
-END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_tune"})
+END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_tune",
+                                 "finished_campaign"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -119,3 +121,60 @@ class Campaign:
 @pytest.fixture
 def campaign(tmp_path):
     return lambda **config: Campaign(tmp_path, **config)
+
+
+def final_lib_texts(c) -> dict:
+    """What a campaign ships: its final_libs YAMLs by name."""
+    return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
+
+
+SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
+        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+# tune mode: one GEMM (a GA job per GEMM type and size group is minutes of CPU per size)
+TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
+
+
+class GekoRun:
+    """One campaign workdir driven by the `geko` command, as a user would."""
+
+    def __init__(self, root, mode, name):
+        self.root, self.mode = root, mode
+        self.workdir = root / name
+        sizes = root / f"{mode}_sizes.yaml"
+        sizes.write_text(SIZES if mode == "search" else TUNE_SIZES)
+        self.argv = [sys.executable, "-m", "geko_lib.cli", f"--{mode}", "--list", str(sizes),
+                     "-w", str(self.workdir), "-d", "0,1", "--keep_thr", "0", "-a", "gfx950",
+                     "--lock-dir", str(root / "locks"), "--cores", "2"]
+        if mode == "tune":
+            self.argv += ["-n", "2"]
+
+    def start(self, **popen):
+        """The campaign in a session of its own (its process group is what Ctrl-C reaches)."""
+        popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
+        return subprocess.Popen(self.argv, cwd=self.root, start_new_session=True, **popen)
+
+    def run(self, check=True):
+        proc = subprocess.run(self.argv, cwd=self.root, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"geko failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+                                 f"{proc.stderr[-6000:]}")
+        return proc
+
+    def path(self, *parts):
+        return self.workdir.joinpath(*parts)
+
+
+@pytest.fixture(scope="session")
+def finished_campaign(tmp_path_factory):
+    """A finished `geko` campaign per mode (GekoRun, made once per test run on first use): its
+    final_libs and how long it took. What an interrupted campaign's rerun must ship."""
+    made = {}
+
+    def reference(mode):
+        if mode not in made:
+            run = GekoRun(tmp_path_factory.mktemp(f"reference_{mode}"), mode, "run")
+            began = time.monotonic()
+            run.run()
+            made[mode] = (final_lib_texts(run), time.monotonic() - began)
+        return made[mode]
+    return reference

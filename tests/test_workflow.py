@@ -16,7 +16,7 @@ from geko_lib import library
 from geko_lib.library import exports
 from geko_lib.gemm import GEMM_FIELDS
 
-from .conftest import SNAKEFILE, WORKLOADS
+from .conftest import SNAKEFILE, WORKLOADS, final_lib_texts
 
 pytestmark = pytest.mark.slow
 KEYS = list(GEMM_FIELDS)
@@ -47,10 +47,6 @@ def assert_no_partial_files(workdir):
             assert len(pd.read_csv(path).columns) > 1, path
         elif path.suffix == ".yaml":
             assert yaml.safe_load(path.read_text()) is not None, path
-
-
-def final_lib_texts(c) -> dict:
-    return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
 
 
 def test_search_end_to_end(campaign):
