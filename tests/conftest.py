@@ -1,4 +1,5 @@
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -36,8 +37,8 @@ def _has_gpu() -> bool:
 
 
 # fixtures that exist to run the real workflow: a test asking for one is end-to-end (slow tier)
-END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_tune",
-                                 "finished_campaign"})
+END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_trace_search",
+                                 "configured_tune", "finished_tune", "finished_campaign"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -117,21 +118,79 @@ class Campaign:
     def path(self, *parts) -> Path:
         return self.workdir.joinpath(*parts)
 
+    def copy(self, root: Path) -> "Campaign":
+        """This campaign's directory copied into ``root`` (mtimes kept, so Snakemake sees the
+        same finished jobs) and the same config there: a test that changes a shared campaign
+        works on its own copy. Workload files stay the original's: the same campaign."""
+        shutil.copytree(self.root, root, symlinks=True, dirs_exist_ok=True)
+        twin = Campaign(root, **{key: value for key, value in self.config.items()
+                                 if key not in ("workdir", "lock_dir")})
+        twin.cores, twin.resources = self.cores, list(self.resources)
+        return twin
+
 
 @pytest.fixture
 def campaign(tmp_path):
     return lambda **config: Campaign(tmp_path, **config)
 
 
+SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
+        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+# one GEMM: the `geko` tune campaigns (a GA job per GEMM type and size group is CPU time)
+TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
+
+
+# Finished campaigns built once per test run (on first use) and shared: a test reads one, or
+# works on ``.copy(tmp_path)`` of it when it changes anything in it.
+
+@pytest.fixture(scope="session")
+def finished_search(tmp_path_factory) -> Campaign:
+    """The default sim search campaign (mixed_types.yaml, every GEMM kept) through
+    final_libs."""
+    c = Campaign(tmp_path_factory.mktemp("finished_search"), keep_thr=0.0)
+    c.snakemake("final_libs")
+    return c
+
+
+@pytest.fixture(scope="session")
+def finished_trace_search(tmp_path_factory) -> Campaign:
+    """A sim search campaign on the Llama-3-8B serving trace (keep_thr 0.5: some GEMMs fall
+    below it) through final_libs and its plots."""
+    c = Campaign(tmp_path_factory.mktemp("finished_trace_search"),
+                 workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
+    c.snakemake("final_libs", "plots")
+    return c
+
+
+def tune_campaign(root: Path, **config) -> Campaign:
+    """A sim tune campaign of SIZES' three GEMMs (one tuning job each) in ``root``."""
+    (root / "sizes.yaml").write_text(SIZES)
+    settings = {"mode": "tune", "keep_thr": 0.0, "workload_log": "",
+                "workload_list": str(root / "sizes.yaml"), "n_slots": 2}
+    return Campaign(root, **(settings | config))
+
+
+@pytest.fixture(scope="session")
+def configured_tune(tmp_path_factory) -> Campaign:
+    """tune_campaign run `--until configure` (the tuning YAMLs for review, no tuning job yet);
+    ``.run`` is that snakemake run."""
+    c = tune_campaign(tmp_path_factory.mktemp("configured_tune"))
+    c.run = c.snakemake("final_libs", "--until", "configure")
+    return c
+
+
+@pytest.fixture(scope="session")
+def finished_tune(configured_tune, tmp_path_factory) -> Campaign:
+    """configured_tune continued through final_libs (its three tuning jobs); ``.run`` is that
+    snakemake run."""
+    c = configured_tune.copy(tmp_path_factory.mktemp("finished_tune"))
+    c.run = c.snakemake("final_libs")
+    return c
+
+
 def final_lib_texts(c) -> dict:
     """What a campaign ships: its final_libs YAMLs by name."""
     return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
-
-
-SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
-        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
-# tune mode: one GEMM (a GA job per GEMM type and size group is minutes of CPU per size)
-TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
 
 
 class GekoRun:

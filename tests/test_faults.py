@@ -92,9 +92,8 @@ def test_malformed_config_is_refused_and_nothing_written(campaign, change, key):
     assert not c.workdir.exists()
 
 
-def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
-    c = campaign(keep_thr=0.0)
-    c.snakemake("final_libs")
+def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(finished_search, tmp_path):
+    c = finished_search.copy(tmp_path)
     recorded = (c.path("final_libs", "provenance.json")).read_text()
     assert '"arch": "gfx950"' in recorded and '"platform": "sim"' in recorded
     before = {p: p.read_bytes() for p in c.workdir.rglob("*")
@@ -110,9 +109,9 @@ def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
     assert after == before
 
 
-def test_libraries_of_another_arch_are_refused_without_run_state_then_discarded(campaign):
-    c = campaign(keep_thr=0.0)
-    c.snakemake("final_libs")
+def test_libraries_of_another_arch_are_refused_without_run_state_then_discarded(
+        finished_search, tmp_path):
+    c = finished_search.copy(tmp_path)
     expected = final_lib_texts(c)
     c.path("run_state.json").unlink()  # no record of the campaign: the stamps still tell
     c.config["arch"] = "gfx942"
