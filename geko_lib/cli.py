@@ -42,8 +42,8 @@ import yaml
 
 from .campaign import lock as campaign_lock, progress as campaign_progress, \
     snakemake_output, start as campaign_start
-from . import (examples, files, log_setup, newer_revisions, path_errors, platforms, resources,
-               terminal, utils, workload)
+from . import (examples, files, interrupt, log_setup, newer_revisions, path_errors, platforms,
+               resources, terminal, utils, workload)
 from .platforms import detect
 from .config_schema import (default, first_problem, get_key, merged, problem_line,
                             schema_defaults, schema_entry, set_key)
@@ -672,6 +672,14 @@ def check_installed() -> None:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before snakemake started, or after it ended
+        interrupt.tell()
+        return interrupt.EXIT_CODE
+
+
+def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return (status_main if argv[0] == "status" else coverage_main)(argv[1:])
@@ -733,17 +741,24 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
     dry = is_dry_run(extra)
     output = snakemake_output.Output(workdir, command, show_all=config["verbosity"] >= 2 or dry,
                                      phases=config["verbosity"] >= 1)
-    # the original's one campaign bar over the phase's jobs while snakemake runs
-    code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
-                                  workdir=workdir, phase=campaign_progress.phase_of(
-                                      config, target, values.get("until")),
-                                  on_line=output.feed)
-    log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
-    if code == 0 and report_path(values, workdir) is not None:
-        code = campaign_progress.call([*command, "--report", str(report_path(values, workdir))],
-                                      env=child_environment(config), cwd=workdir,
-                                      workdir=workdir, phase=None, on_line=output.feed)
-    output.close()
+    try:
+        # the original's one campaign bar over the phase's jobs while snakemake runs
+        code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
+                                      workdir=workdir, phase=campaign_progress.phase_of(
+                                          config, target, values.get("until")),
+                                      on_line=output.feed)
+        log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
+        if code == 0 and report_path(values, workdir) is not None:
+            code = campaign_progress.call(
+                [*command, "--report", str(report_path(values, workdir))],
+                env=child_environment(config), cwd=workdir, workdir=workdir, phase=None,
+                on_line=output.feed)
+    except interrupt.Interrupted:  # Ctrl-C: snakemake and its jobs have ended
+        if not output.interrupted:  # snakemake's onerror hook says it where it got that far
+            interrupt.tell()
+        return interrupt.EXIT_CODE
+    finally:
+        output.close()
     if code != 0 and output.locked:
         print(f"geko: error: {campaign_lock.running_message(workdir)}", file=sys.stderr)
         return code

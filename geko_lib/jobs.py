@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from .campaign import state as campaign_state, integrity
-from . import devices, log_setup, path_errors, platforms, progress
+from . import devices, interrupt, log_setup, path_errors, platforms, progress
 from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
@@ -262,19 +262,34 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
     child.start()
     path = Path(log_path)
     size, changed = -1, time.monotonic()
-    while child.is_alive():
-        child.join(poll)
-        current = path.stat().st_size if path.exists() else 0
-        if current != size:
-            size, changed = current, time.monotonic()
-        elif time.monotonic() - changed > stall_timeout:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.join()
-            raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
+    try:
+        while child.is_alive():
+            child.join(poll)
+            current = path.stat().st_size if path.exists() else 0
+            if current != size:
+                size, changed = current, time.monotonic()
+            elif time.monotonic() - changed > stall_timeout:
+                _kill_child(child)
+                raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
+    except BaseException:
+        # Ctrl-C or a SIGTERM of this job: the child, in its own group, got no signal, and a
+        # live non-daemon child would keep this process (and Snakemake) waiting for it
+        _kill_child(child)
+        raise
     if child.exitcode != 0:
         # why, as the job said it (its ERROR line), so failed_jobs.log can give the reason
         why = log_setup.first_error(path) or f"job failed (exit code {child.exitcode})"
         raise JobFailed(f"{why}; see {path}")
+
+
+def _kill_child(child) -> None:
+    """SIGKILL a supervised child, its process group and whatever it started in other groups
+    (a tool it runs in a session of its own)."""
+    started = interrupt.descendants(child.pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    interrupt.kill(started)
+    child.join()
 
 
 def _supervised_child(fn) -> None:

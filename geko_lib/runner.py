@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Sequence
 
-from . import failures, jobs
+from . import failures, interrupt, jobs
 from .campaign import progress as campaign_progress
 from .errors import GekoError
 from .log_setup import LOGGER
@@ -76,6 +76,9 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
         while pending:  # woken each 0.2 s, so Ctrl-C reaches this thread while jobs run
             pending = wait(pending, timeout=0.2).not_done
         results = [future.result() for future in futures]
+    except KeyboardInterrupt:
+        stop.set()
+        interrupt.end_api_run(lambda: pool.shutdown(cancel_futures=True))
     except BaseException:
         stop.set()
         raise

@@ -1,6 +1,8 @@
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,8 @@ def _has_gpu() -> bool:
 
 
 # fixtures that exist to run the real workflow: a test asking for one is end-to-end (slow tier)
-END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_tune"})
+END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_trace_search",
+                                 "configured_tune", "finished_tune", "finished_campaign"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -115,7 +118,122 @@ class Campaign:
     def path(self, *parts) -> Path:
         return self.workdir.joinpath(*parts)
 
+    def copy(self, root: Path) -> "Campaign":
+        """This campaign's directory copied into ``root`` (mtimes kept, so Snakemake sees the
+        same finished jobs) and the same config there: a test that changes a shared campaign
+        works on its own copy. Workload files stay the original's: the same campaign."""
+        shutil.copytree(self.root, root, symlinks=True, dirs_exist_ok=True)
+        twin = Campaign(root, **{key: value for key, value in self.config.items()
+                                 if key not in ("workdir", "lock_dir")})
+        twin.cores, twin.resources = self.cores, list(self.resources)
+        return twin
+
 
 @pytest.fixture
 def campaign(tmp_path):
     return lambda **config: Campaign(tmp_path, **config)
+
+
+SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
+        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
+# one GEMM: the `geko` tune campaigns (a GA job per GEMM type and size group is CPU time)
+TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
+
+
+# Finished campaigns built once per test run (on first use) and shared: a test reads one, or
+# works on ``.copy(tmp_path)`` of it when it changes anything in it.
+
+@pytest.fixture(scope="session")
+def finished_search(tmp_path_factory) -> Campaign:
+    """The default sim search campaign (mixed_types.yaml, every GEMM kept) through
+    final_libs."""
+    c = Campaign(tmp_path_factory.mktemp("finished_search"), keep_thr=0.0)
+    c.snakemake("final_libs")
+    return c
+
+
+@pytest.fixture(scope="session")
+def finished_trace_search(tmp_path_factory) -> Campaign:
+    """A sim search campaign on the Llama-3-8B serving trace (keep_thr 0.5: some GEMMs fall
+    below it) through final_libs and its plots."""
+    c = Campaign(tmp_path_factory.mktemp("finished_trace_search"),
+                 workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
+    c.snakemake("final_libs", "plots")
+    return c
+
+
+def tune_campaign(root: Path, **config) -> Campaign:
+    """A sim tune campaign of SIZES' three GEMMs (one tuning job each) in ``root``."""
+    (root / "sizes.yaml").write_text(SIZES)
+    settings = {"mode": "tune", "keep_thr": 0.0, "workload_log": "",
+                "workload_list": str(root / "sizes.yaml"), "n_slots": 2}
+    return Campaign(root, **(settings | config))
+
+
+@pytest.fixture(scope="session")
+def configured_tune(tmp_path_factory) -> Campaign:
+    """tune_campaign run `--until configure` (the tuning YAMLs for review, no tuning job yet);
+    ``.run`` is that snakemake run."""
+    c = tune_campaign(tmp_path_factory.mktemp("configured_tune"))
+    c.run = c.snakemake("final_libs", "--until", "configure")
+    return c
+
+
+@pytest.fixture(scope="session")
+def finished_tune(configured_tune, tmp_path_factory) -> Campaign:
+    """configured_tune continued through final_libs (its three tuning jobs); ``.run`` is that
+    snakemake run."""
+    c = configured_tune.copy(tmp_path_factory.mktemp("finished_tune"))
+    c.run = c.snakemake("final_libs")
+    return c
+
+
+def final_lib_texts(c) -> dict:
+    """What a campaign ships: its final_libs YAMLs by name."""
+    return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
+
+
+class GekoRun:
+    """One campaign workdir driven by the `geko` command, as a user would."""
+
+    def __init__(self, root, mode, name):
+        self.root, self.mode = root, mode
+        self.workdir = root / name
+        sizes = root / f"{mode}_sizes.yaml"
+        sizes.write_text(SIZES if mode == "search" else TUNE_SIZES)
+        self.argv = [sys.executable, "-m", "geko_lib.cli", f"--{mode}", "--list", str(sizes),
+                     "-w", str(self.workdir), "-d", "0,1", "--keep_thr", "0", "-a", "gfx950",
+                     "--lock-dir", str(root / "locks"), "--cores", "2"]
+        if mode == "tune":
+            self.argv += ["-n", "2"]
+
+    def start(self, **popen):
+        """The campaign in a session of its own (its process group is what Ctrl-C reaches)."""
+        popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
+        return subprocess.Popen(self.argv, cwd=self.root, start_new_session=True, **popen)
+
+    def run(self, check=True):
+        proc = subprocess.run(self.argv, cwd=self.root, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"geko failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+                                 f"{proc.stderr[-6000:]}")
+        return proc
+
+    def path(self, *parts):
+        return self.workdir.joinpath(*parts)
+
+
+@pytest.fixture(scope="session")
+def finished_campaign(tmp_path_factory):
+    """A finished `geko` campaign per mode (GekoRun, made once per test run on first use): its
+    final_libs and how long it took. What an interrupted campaign's rerun must ship."""
+    made = {}
+
+    def reference(mode):
+        if mode not in made:
+            run = GekoRun(tmp_path_factory.mktemp(f"reference_{mode}"), mode, "run")
+            began = time.monotonic()
+            run.run()
+            made[mode] = (final_lib_texts(run), time.monotonic() - began)
+        return made[mode]
+    return reference

@@ -15,7 +15,6 @@ GEKO_FAULT_LOG=FILE appends one line per case (mode, file, fault, outcome).
 import os
 import random
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -23,15 +22,11 @@ import pytest
 
 from geko_lib.campaign import integrity
 
-from .test_workflow import final_lib_texts
+from .conftest import SIZES, TUNE_SIZES, final_lib_texts
 
 pytestmark = pytest.mark.slow
 
 FAULTS = ("cut at a line", "cut mid-row", "number edited", "swapped, same mtime")
-SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
-        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
-# tune mode: one GEMM (each tuning job is a GA run)
-TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
 MODES = {
     # a baseline (keep_thr > 0) and two search chunks, so every search-side file exists
     "search": {"keep_thr": 0.001, "search_chunk_size": 2},
@@ -170,14 +165,8 @@ def names_in_an_error(said: str, rel: str) -> bool:
 def run_case(reference, tmp_path, mode: str, rel: str, fault: str) -> str:
     """Damage ``rel`` in a copy of the reference campaign, rerun, classify the outcome:
     recomputed, refused, not applicable, or WRONG (with what the run said)."""
-    from .conftest import Campaign
-
     ref, expected = reference(mode)
-    work = tmp_path / re.sub(r"\W+", "_", f"{mode}_{rel}_{fault}")
-    shutil.copytree(ref.root, work, symlinks=True)  # copy2: the mtimes are kept
-    # the same workload file (the reference's): a copy is the same campaign in another dir
-    c = Campaign(work, **{k: v for k, v in ref.config.items()
-                          if k not in ("workdir", "lock_dir")})
+    c = ref.copy(tmp_path / re.sub(r"\W+", "_", f"{mode}_{rel}_{fault}"))
     if not inject(c.workdir, rel, fault):
         return "not applicable"
     proc = c.snakemake("final_libs", check=False)

@@ -7,65 +7,15 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from .test_workflow import assert_no_partial_files, final_lib_texts
+from .conftest import GekoRun, final_lib_texts
+from .test_workflow import assert_no_partial_files
 
 pytestmark = pytest.mark.slow
 KILL_POINTS = int(os.environ.get("GEKO_KILL_POINTS", "1"))
-
-SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
-        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
-# tune mode: one GEMM (a GA job per GEMM type and size group is minutes of CPU per size)
-TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
-
-
-class GekoRun:
-    """One campaign workdir driven by the `geko` command, as a user would."""
-
-    def __init__(self, root, mode, name):
-        self.root, self.mode = root, mode
-        self.workdir = root / name
-        sizes = root / f"{mode}_sizes.yaml"
-        sizes.write_text(SIZES if mode == "search" else TUNE_SIZES)
-        self.argv = [sys.executable, "-m", "geko_lib.cli", f"--{mode}", "--list", str(sizes),
-                     "-w", str(self.workdir), "-d", "0,1", "--keep_thr", "0", "-a", "gfx950",
-                     "--lock-dir", str(root / "locks"), "--cores", "2"]
-        if mode == "tune":
-            self.argv += ["-n", "2"]
-
-    def start(self):
-        return subprocess.Popen(self.argv, cwd=self.root, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-
-    def run(self, check=True):
-        proc = subprocess.run(self.argv, cwd=self.root, capture_output=True, text=True)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"geko failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
-                                 f"{proc.stderr[-6000:]}")
-        return proc
-
-    def path(self, *parts):
-        return self.workdir.joinpath(*parts)
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """A finished campaign per mode (made on first use): its final_libs and how long it took."""
-    made = {}
-
-    def reference(mode):
-        if mode not in made:
-            run = GekoRun(tmp_path_factory.mktemp(f"reference_{mode}"), mode, "run")
-            began = time.monotonic()
-            run.run()
-            made[mode] = (final_lib_texts(run), time.monotonic() - began)
-        return made[mode]
-    return reference
-
 
 def interrupt(proc, sig) -> None:
     """SIGKILL the whole campaign, or SIGINT it as Ctrl-C does (the process group), giving it
@@ -85,8 +35,9 @@ def interrupt(proc, sig) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 @pytest.mark.parametrize("mode", ["search", "tune"])
-def test_interrupted_campaign_resumes_with_a_plain_geko_rerun(finished, tmp_path, mode, sig):
-    expected, full_run = finished(mode)
+def test_interrupted_campaign_resumes_with_a_plain_geko_rerun(finished_campaign, tmp_path, mode,
+                                                             sig):
+    expected, full_run = finished_campaign(mode)
     assert expected
     rng = random.Random(f"{mode}-{sig}")
     for point in range(KILL_POINTS):
@@ -141,9 +92,8 @@ def test_malformed_config_is_refused_and_nothing_written(campaign, change, key):
     assert not c.workdir.exists()
 
 
-def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
-    c = campaign(keep_thr=0.0)
-    c.snakemake("final_libs")
+def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(finished_search, tmp_path):
+    c = finished_search.copy(tmp_path)
     recorded = (c.path("final_libs", "provenance.json")).read_text()
     assert '"arch": "gfx950"' in recorded and '"platform": "sim"' in recorded
     before = {p: p.read_bytes() for p in c.workdir.rglob("*")
@@ -159,9 +109,9 @@ def test_a_workdir_of_another_arch_is_refused_and_left_as_it_was(campaign):
     assert after == before
 
 
-def test_libraries_of_another_arch_are_refused_without_run_state_then_discarded(campaign):
-    c = campaign(keep_thr=0.0)
-    c.snakemake("final_libs")
+def test_libraries_of_another_arch_are_refused_without_run_state_then_discarded(
+        finished_search, tmp_path):
+    c = finished_search.copy(tmp_path)
     expected = final_lib_texts(c)
     c.path("run_state.json").unlink()  # no record of the campaign: the stamps still tell
     c.config["arch"] = "gfx942"

@@ -27,9 +27,8 @@ def _results_view(results_dir):
 
 
 @pytest.mark.slow
-def test_header_only_winners_in_a_finished_workdir_keeps_the_results(campaign):
-    c = campaign(keep_thr=0.0)
-    c.snakemake("final_libs")
+def test_header_only_winners_in_a_finished_workdir_keeps_the_results(finished_search, tmp_path):
+    c = finished_search.copy(tmp_path)
     results = _results_view(c.path("results"))
     winners = c.path("winners.csv")
     header = winners.read_text().splitlines()[0]

@@ -13,7 +13,6 @@ from PIL import Image
 from geko_lib import platforms, report
 from geko_lib.tuning import ga
 
-from .conftest import WORKLOADS, Campaign
 
 pytestmark = pytest.mark.slow
 
@@ -233,12 +232,11 @@ FIGURES = ("pareto.png", "uplift.png", "roofline.png")
 
 
 @pytest.fixture(scope="module")
-def search_report(tmp_path_factory):
+def search_report(finished_trace_search, tmp_path_factory):
     """A sim search campaign on the Llama-3-8B trace through final_libs and plots, then
     `snakemake --report` (the default target's DAG: final_libs)."""
     root = tmp_path_factory.mktemp("report")
-    c = Campaign(root, workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
-    c.snakemake("final_libs", "plots")
+    c = finished_trace_search.copy(root)
     html = root / "report.html"
     c.snakemake("--report", str(html))
     return c, html
@@ -311,14 +309,11 @@ def test_html_report_renders_in_chromium(chromium, search_report, tmp_path):
     assert np.abs(figure - landing[:1000]).mean() > 5, "the roofline view is the landing page"
 
 
-def test_tune_mode_plots_ga_convergence(tmp_path):
-    (tmp_path / "sizes.yaml").write_text(
-        "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n"
-        "  - [6144, 16, 1, 4096]\n  - [2048, 2048, 1, 2048]\n")
-    c = Campaign(tmp_path, mode="tune", keep_thr=0.0, workload_log="", n_slots=2,
-                 workload_list=str(tmp_path / "sizes.yaml"))
-    c.snakemake("plots")
+def test_tune_mode_plots_ga_convergence(finished_tune, tmp_path):
+    c = finished_tune.copy(tmp_path)
+    plots = c.snakemake("plots")  # made with final_libs (its input): nothing left to do
+    assert "Nothing to be done" in plots.stdout + plots.stderr
     image = assert_png(c.path("report", "ga_convergence.png"))
-    assert "2 tuning jobs" in image.info["Title"] and "model predictions" in image.info["Title"]
+    assert "3 tuning jobs" in image.info["Title"] and "model predictions" in image.info["Title"]
     for name in FIGURES:
         assert_png(c.path("report", name))

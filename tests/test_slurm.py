@@ -33,12 +33,8 @@ def completed_jobs() -> list[str]:
     return [line for line in JOBCOMP.read_text().splitlines() if "JobState=COMPLETED" in line]
 
 
-def test_workflow_through_slurm_equals_local_run(campaign, tmp_path, slurm):
-    local = campaign(keep_thr=0.0)
-    local.workdir = tmp_path / "local"
-    local.config["workdir"] = str(local.workdir)
-    local.snakemake("final_libs")
-
+def test_workflow_through_slurm_equals_local_run(campaign, finished_search, tmp_path, slurm):
+    local = finished_search  # the same campaign run locally
     cluster = campaign(keep_thr=0.0)
     cluster.workdir = tmp_path / "cluster"
     cluster.config["workdir"] = str(cluster.workdir)

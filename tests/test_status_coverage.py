@@ -24,8 +24,6 @@ from .conftest import SNAKEFILE, WORKLOADS, Campaign
 
 GEKO = [shutil.which("geko", path=str(Path(sys.executable).parent)) or ""]
 GEKO = GEKO if GEKO[0] else [sys.executable, "-m", "geko_lib.cli"]
-SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
-        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
 
 
 def geko(*args, cwd=None):
@@ -334,11 +332,8 @@ def test_status_of_an_empty_workdir(tmp_path):
 # --- half-finished campaigns -----------------------------------------------------------------
 
 @pytest.mark.slow
-def test_status_after_until_configure_and_with_a_held_device_lock(campaign, tmp_path):
-    (tmp_path / "sizes.yaml").write_text(SIZES)
-    c = campaign(mode="tune", keep_thr=0.0, workload_log="",
-                 workload_list=str(tmp_path / "sizes.yaml"), n_slots=2)
-    c.snakemake("final_libs", "--until", "configure")
+def test_status_after_until_configure_and_with_a_held_device_lock(configured_tune, tmp_path):
+    c = configured_tune.copy(tmp_path)  # its own geko_config.yaml and lock dir
     write_geko_config(c)
     report = status(c.workdir)
     assert report["state"] == "stopped" and "after configure" in report["state_detail"]

@@ -9,32 +9,23 @@ import yaml
 
 from geko_lib import failures, library
 
+from .conftest import tune_campaign
 from .test_workflow import jobs_run, read
 
 pytestmark = pytest.mark.slow
 
-SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
-        "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
-
-
 @pytest.fixture
-def tune(campaign, tmp_path):
-    (tmp_path / "sizes.yaml").write_text(SIZES)
-
-    def make(**config):
-        settings = {"mode": "tune", "keep_thr": 0.0, "workload_log": "",
-                    "workload_list": str(tmp_path / "sizes.yaml"), "n_slots": 2}
-        return campaign(**(settings | config))
-    return make
+def tune(tmp_path):
+    """A fresh tune campaign of conftest.SIZES (``tune(**config)``) in this test's tmp dir."""
+    return lambda **config: tune_campaign(tmp_path, **config)
 
 
 def run(c, *args, check=True):
     return c.snakemake(*args, check=check)
 
 
-def test_until_configure_then_tune_to_final_libs(tune):
-    c = tune()
-    first = run(c, "final_libs", "--until", "configure")
+def test_until_configure_then_tune_to_final_libs(configured_tune, finished_tune, tmp_path):
+    c, first = configured_tune, configured_tune.run
     configs = sorted(p.name for p in c.path("optimizations").glob("*.yaml"))
     assert configs == ["BBS_TN_0.yaml", "BBS_TN_1.yaml", "BBS_TN_2.yaml"]
     assert c.path("optimizations", "tuning_configs.txt").read_text().split() == \
@@ -45,7 +36,7 @@ def test_until_configure_then_tune_to_final_libs(tune):
     assert "Name: Ductile" in text and yaml.safe_load(text)["LibraryLogic"]["ArchitectureName"]
     assert c.path("Config_BBS_TN.log").is_file()  # the original's place: the workdir
 
-    done = run(c, "final_libs")
+    c, done = finished_tune, finished_tune.run  # the configured campaign, continued
     ran = jobs_run(done)
     assert ran.get("optimize") == 3 and "configure" not in ran
     for cfg in ("BBS_TN_0", "BBS_TN_1", "BBS_TN_2"):
@@ -65,7 +56,7 @@ def test_until_configure_then_tune_to_final_libs(tune):
     metrics = json.loads(c.path("results", "metrics.json").read_text())
     assert metrics["counts"]["n_attempted"] == 3 and metrics["counts"]["n_kept"] == raw["kept"].sum()
     assert raw["kept"].any()
-    again = run(c, "final_libs")
+    again = run(c.copy(tmp_path), "final_libs")
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
@@ -117,9 +108,8 @@ def test_consecutive_failure_cap_stops_new_jobs(tune):
     assert sum("consecutive tuning jobs failed" in text for text in logs) == 2
 
 
-def test_resumable_build_dir_continues_from_its_checkpoint(tune):
-    c = tune()
-    run(c, "final_libs")
+def test_resumable_build_dir_continues_from_its_checkpoint(finished_tune, tmp_path):
+    c = finished_tune.copy(tmp_path)
     logic_dir = c.path("optimizations", "build_BBS_TN_2", "3_LibraryLogic")
     before = {p.name: p.read_text() for p in logic_dir.glob("*.yaml")}
     shutil.rmtree(logic_dir)

@@ -16,7 +16,7 @@ from geko_lib import library
 from geko_lib.library import exports
 from geko_lib.gemm import GEMM_FIELDS
 
-from .conftest import SNAKEFILE, WORKLOADS
+from .conftest import SNAKEFILE, final_lib_texts
 
 pytestmark = pytest.mark.slow
 KEYS = list(GEMM_FIELDS)
@@ -49,13 +49,8 @@ def assert_no_partial_files(workdir):
             assert yaml.safe_load(path.read_text()) is not None, path
 
 
-def final_lib_texts(c) -> dict:
-    return {p.name: p.read_text() for p in sorted(c.path("final_libs").glob("*.yaml"))}
-
-
-def test_search_end_to_end(campaign):
-    c = campaign(workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
-    c.snakemake("final_libs")
+def test_search_end_to_end(finished_trace_search, tmp_path):
+    c = finished_trace_search.copy(tmp_path)  # the prune target below adds to it
 
     workload = yaml.safe_load(c.path("workload.yaml").read_text())
     assert len(workload) == 45 and all(r["call_count"] > 0 for r in workload)
@@ -182,12 +177,8 @@ def test_resume_reruns_only_what_is_missing(campaign):
     assert final_lib_texts(c) == before
 
 
-def test_killed_run_resumes_to_the_same_final_libs(campaign, tmp_path):
-    reference = campaign(keep_thr=0.0)
-    reference.workdir = tmp_path / "reference"
-    reference.config["workdir"] = str(reference.workdir)
-    reference.snakemake("final_libs")
-    expected = final_lib_texts(reference)
+def test_killed_run_resumes_to_the_same_final_libs(campaign, finished_search, tmp_path):
+    expected = final_lib_texts(finished_search)  # the same campaign, never interrupted
 
     c = campaign(keep_thr=0.0, sim={"job_seconds": 1.0})
     c.workdir = tmp_path / "killed"

@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from . import layout as L
-from .. import phases as _phases
+from .. import interrupt, phases as _phases
 
 LABELS = {"baseline": "Baseline in progress", "search": "Search in progress",
           "tune": "Optimization in progress"}
@@ -218,7 +218,9 @@ def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=N
          on_line=None, **popen) -> int:
     """``subprocess.call(command, **popen)`` with the campaign bar drawn meanwhile; with
     ``on_line``, the command's output (stdout and stderr) goes line by line to
-    ``on_line(line, write)`` instead of the terminal, ``write`` printing above the bar."""
+    ``on_line(line, write)`` instead of the terminal, ``write`` printing above the bar. At
+    Ctrl-C the command is let end (``interrupt.wind_down``), then ``interrupt.Interrupted``
+    is raised."""
     bar, stop = CampaignBar(workdir, phase, stream), threading.Event()
 
     def watch():
@@ -228,13 +230,19 @@ def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=N
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        if on_line is None:
-            return subprocess.call(command, **popen)
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace", bufsize=1, **popen) as child:
-            for line in child.stdout:
-                on_line(line, bar.write)
-            return child.wait()
+        piped = {} if on_line is None else {
+            "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True,
+            "errors": "replace", "bufsize": 1}
+        with subprocess.Popen(command, **piped, **popen) as child:
+            def drain():
+                for line in child.stdout if on_line is not None else ():
+                    on_line(line, bar.write)
+            try:
+                drain()
+                return child.wait()
+            except KeyboardInterrupt:  # the command got it too: it ends, then this does
+                interrupt.wind_down(child, drain)
+                raise interrupt.Interrupted() from None
     finally:
         stop.set()
         watcher.join()

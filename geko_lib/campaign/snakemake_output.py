@@ -17,6 +17,7 @@ import re
 from collections import deque
 from pathlib import Path
 
+from .. import interrupt
 from ..log_setup import PREFIX
 from ..path_errors import NO_SPACE, describe, no_space
 
@@ -67,6 +68,7 @@ class Output:
         self.phases: list[str] = []
         self.failed: list[tuple[str, str]] = []  # (rule, log) of each failed job
         self.locked = False
+        self.interrupted = False  # the workflow said it was interrupted (geko_lib.interrupt)
         self._in_error: str | None = None
         self.workflow_error: list[str] = []  # the header and message of a workflow error
         self._in_workflow_error = False
@@ -81,6 +83,7 @@ class Output:
         self.write_error = self.write_error or full_disk(line, self.workdir)
         if any(mark in line for mark in _LOCKED):
             self.locked = True
+        self.interrupted = self.interrupted or interrupt.MESSAGE in line
         if self.show_all:
             say(line)
             return

@@ -19,11 +19,15 @@ lives. The Snakefile's ``localrules``, ``geko status``'s table and the job logs 
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from dataclasses import dataclass, field
 
-from .. import jobs, resources as own_files  # geko's own files (a Job has a resources field)
+from .. import interrupt, jobs, resources as own_files  # geko's own files (a Job has a resources field)
 from ..campaign import layout as L
+from ..log_setup import LOGGER
+
+log = logging.getLogger(LOGGER)
 
 
 @dataclass(frozen=True)
@@ -164,8 +168,12 @@ def run(job, phase: str) -> None:
 
 def run_script(smk, phase: str) -> None:
     """A workflow script's entry (``phases.run_script(snakemake, "<phase>")``): :func:`run` on
-    Snakemake's job; a user error (already said, one line) ends the job with exit 1."""
+    Snakemake's job; a user error (already said, one line) ends the job with exit 1, a Ctrl-C
+    (it reached the whole process group: Snakemake says it once) with exit 130."""
     try:
         run(Job.from_snakemake(smk), phase)
     except jobs.USER_ERRORS:
         sys.exit(1)
+    except KeyboardInterrupt:
+        log.info("interrupted")
+        sys.exit(interrupt.EXIT_CODE)
