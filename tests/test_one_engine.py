@@ -4,6 +4,7 @@ winners and the same failure files for the same GEMMs; the rule table is the wor
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -116,7 +117,9 @@ def test_every_workflow_script_is_one_phase_call():
 
 def test_checking_the_rules_names_what_differs():
     with pytest.raises(RuntimeError, match="not declared \\['extra'\\]"):
-        phases.check_rules([r.name for r in phases.RULES] + list(phases.TARGETS) + ["extra"])
+        phases.check_rules([SimpleNamespace(name=name) for name in
+                            [r.name for r in phases.RULES] + list(phases.TARGETS) + ["extra"]],
+                           {}, {})
 
 
 def test_keep_rule_is_one_function():

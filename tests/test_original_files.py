@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from geko_lib import optim, phases, terminal
-from geko_lib.campaign import layout, state
+from geko_lib.campaign import layout, rules, state
 from geko_lib.schemas import GemmConfig, GemmType
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def configure_workdir(tmp_path, monkeypatch, settings=None, **tune_options) -> t
                      phases.Paths(layout.TUNING_MANIFEST), config,
                      params=phases.Paths(arch="gfx950", backend="ductile", options=tune_options,
                                          workload_kind="list", workload_value="sizes.yaml"),
-                     log=[layout.rule_log("configure")])
+                     log=[rules.rule_log("configure")])
     phases.run(job, "configure")
     return workdir, config
 
@@ -72,7 +72,7 @@ def test_workflow_configure_phase_logs_them_and_the_terminal_shows_the_counts(
     workdir, config = configure_workdir(tmp_path, monkeypatch)
     yamls = terminal.tuning_yamls(workdir)
     assert yamls
-    job_log = (workdir / layout.rule_log("configure")).read_text().splitlines()
+    job_log = (workdir / rules.rule_log("configure")).read_text().splitlines()
     messages = [line.split("] ", 1)[1] for line in job_log if line.startswith("GEKO:INFO")]
     assert [m for m in messages if m in _expected(len(yamls), layout.TUNING_DIR)] == \
         _expected(len(yamls), layout.TUNING_DIR)

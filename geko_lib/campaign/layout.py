@@ -97,18 +97,6 @@ def job_log(rule: str, name: str | None = None) -> str:
     return f"{LOG_DIR}/{rule}/{name}.log" if name else f"{LOG_DIR}/{rule}.log"
 
 
-def log_pattern(rule: str, wildcard: str) -> str:
-    """The log of a fan-out rule with its wildcard, for the rule's ``log:``."""
-    return job_log(rule, "{" + wildcard + "}")
-
-
-def rule_log(rule: str, name: str | None = None) -> str:
-    """A rule's job log, where the rule table (``phases.RULES``) says it lives."""
-    from ..phases import log_name
-
-    return job_log(log_name(rule), name)
-
-
 def fill(pattern: str, **wildcards) -> str:
     return pattern.format(**wildcards)
 
@@ -207,5 +195,5 @@ def manifest_text(names: list[str]) -> str:
     return "".join(f"{n}\n" for n in sorted(names, key=_trailing_number))
 
 
-__all__ = [n for n in dir() if n.isupper()] + ["Layout", "job_log", "log_pattern", "rule_log",
-                                               "fill", "benchmark_stem", "manifest_text"]
+__all__ = [n for n in dir() if n.isupper()] + ["Layout", "job_log", "fill", "benchmark_stem",
+                                               "manifest_text"]

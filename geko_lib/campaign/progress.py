@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from . import layout as L
-from .. import interrupt, phases as _phases
+from . import layout as L, rules
+from .. import interrupt
 
 LABELS = {"baseline": "Baseline in progress", "search": "Search in progress",
           "tune": "Optimization in progress"}
@@ -95,7 +95,7 @@ def baseline_counts(workdir: Path) -> Counts:
     """The baseline's GEMMs benchmarked so far, from the last progress line of each part's
     job log (None until a part has written one)."""
     layout = L.Layout(workdir)
-    logs = Path(workdir, L.LOG_DIR, _phases.log_name(BASELINE_RULE))
+    logs = Path(workdir, L.LOG_DIR, rules.log_name(BASELINE_RULE))
     total = done = 0
     seen = False
     for log in sorted(logs.glob("part_*.log")) if logs.is_dir() else []:

@@ -20,21 +20,11 @@ from pathlib import Path
 from .. import interrupt
 from ..log_setup import PREFIX
 from ..path_errors import NO_SPACE, describe, no_space
+from .rules import RULES
 
 LOG = "logs/snakemake.log"  # workdir-relative: Snakemake's output of the geko command's runs
-# the original's phases, by the rules that run them (rules not named here start no phase)
-PHASES = {
-    "ingest": "Baseline phase", "baseline_part": "Baseline phase",
-    "baseline": "Baseline phase", "summarize": "Baseline phase",
-    "search_configure": "Search phase", "search_chunk": "Search phase", "winners": "Search phase",
-    "configure": "Configuration phase",
-    "optimize": "Optimization phase", "merge_tuned": "Optimization phase",
-    **{rule: "Benchmark phase" for rule in ("libs", "create_library", "bench_input",
-                                             "bench_reference", "bench_tuned", "verify_tuned")},
-    **{rule: "Filter phase" for rule in ("analyze", "ship_final_libs", "ship_full_libs",
-                                          "exports")},
-    "prune_libs": "Prune phase", "combine_libs": "Combine phase", "integrate": "Integration phase",
-}
+# the original's phases, by the rules that run them (rules without one start no phase)
+PHASES = {rule.name: rule.stage for rule in RULES if rule.stage}
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 _ERROR = re.compile(r"^Error in rule (\w+):$")
 _LOG_LINE = re.compile(r"^\s+log: (.+?)(?: \(check log file\(s\) for error details\))?$")

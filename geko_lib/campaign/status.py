@@ -32,8 +32,8 @@ from pathlib import Path
 
 import yaml
 
-from .. import devices as devmod, log_setup, phases
-from . import layout as L
+from .. import devices as devmod, log_setup
+from . import layout as L, rules as table
 from .uplift import job_details, uplift
 from ..errors import GekoError
 from .snakemake_records import incomplete_outputs, proc_cwd, snakemake_locks, snakemake_processes
@@ -139,7 +139,7 @@ def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
     jobs = []
     for cfg in layout.tuning_configs():
         output = L.fill(L.BUILD_LOGIC, cfg=cfg)
-        log = L.rule_log("optimize", cfg)
+        log = table.rule_log("optimize", cfg)
         build = layout.path(L.BUILD_DIR, cfg=cfg)
         state = build_state(build)
         failcount = build / ".failcount"
@@ -162,37 +162,42 @@ def _optimize_jobs(workdir: Path, active: bool, incomplete: dict) -> list[dict]:
 
 
 def _listed(rule, workdir: Path, config: dict) -> bool:
-    """Whether the campaign has (or will have) the rule's jobs: its mode's rules; the baseline
-    where keep_thr asks for one (or a run made it); verification unless it is off; an optional
-    target's rule once it was asked for (its output's directory or its log exists)."""
+    """Whether the campaign has (or will have) the rule's jobs: its mode's rules; a rule under a
+    condition (the baseline: keep_thr > 0; verification) where it holds, or where a run made
+    its jobs all the same (the bench target times the baseline whatever keep_thr says); an
+    optional target's rule once it was asked for (its output's directory or its log exists)."""
     if rule.mode and rule.mode != (config.get("mode") or "search"):
         return False
-    if rule.name in ("baseline_part", "baseline"):
-        return float(config.get("keep_thr", 0)) > 0 or (workdir / L.BASELINE).exists() \
-            or (workdir / L.rule_log("baseline")).exists()
-    if rule.name == "verify_tuned":
-        return bool(config.get("verify", True))
+    if rule.condition and not table.holds(rule.condition, config):
+        return _made(rule, workdir)
     if rule.optional:
         top = Path(rule.output).parts[0]
-        return (workdir / top).exists() or (workdir / L.rule_log(rule.name)).exists()
+        return (workdir / top).exists() or (workdir / table.rule_log(rule.name)).exists()
     return True
+
+
+def _made(rule, workdir: Path) -> bool:
+    """Whether a run made jobs of the rule: its output or log, or a fan-out's job logs."""
+    if rule.over:
+        return any((workdir / table.rule_log(rule.name, "x")).parent.glob("*.log"))
+    return (workdir / rule.output).exists() or (workdir / table.rule_log(rule.name)).exists()
 
 
 def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) -> list[dict]:
     """Every job the workflow has (or will have, as far as the checkpoints tell) with its state:
     done, running, interrupted, failed or pending; the rules, their outputs and what they fan
-    out over come from the rule table (phases.RULES)."""
+    out over come from the rule table (campaign.rules)."""
     jobs = []
     layout = L.Layout(workdir)
     values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
               "lib": layout.lib_stems}
 
     def add(rule, output, name=None):
-        log = L.rule_log(rule, name)
+        log = table.rule_log(rule, name)
         state, error = _state(workdir, output, log, active, incomplete)
         jobs.append(_job(rule, name, output, log, state, error))
 
-    for rule in phases.RULES:
+    for rule in table.RULES:
         if not _listed(rule, workdir, config):
             continue
         if rule.over == "cfg":  # tuning jobs: their build directories tell more than outputs
@@ -210,7 +215,7 @@ def _baseline_parts(workdir: Path, config: dict) -> list[str]:
     deals over the configured devices (one per device, no more than GEMMs; a config inferred
     from the logs may know fewer devices than the run had)."""
     made = {p.stem for p in (workdir / L.BASELINE_PART).parent.glob("part_*_of_*.csv")}
-    made |= {p.stem for p in (workdir / L.rule_log("baseline_part", "x")).parent.glob(
+    made |= {p.stem for p in (workdir / table.rule_log("baseline_part", "x")).parent.glob(
         "part_*_of_*.log")}
     if made:
         return sorted(made)
@@ -274,7 +279,7 @@ def device_status(workdir: Path, config: dict) -> dict:
 # --- the report --------------------------------------------------------------------------------
 
 # the rules in DAG order, as the rule table declares them (a fan-out's parts under its rule)
-RULE_ORDER = tuple(rule.name for rule in phases.RULES if rule.name != "baseline_part")
+RULE_ORDER = tuple(rule.name for rule in table.RULES if rule.name != "baseline_part")
 
 
 def _campaign(workdir: Path, config: dict, source: str) -> dict | None:

@@ -4,9 +4,9 @@ import sys
 
 from snakemake.utils import validate
 
-from geko_lib import config_schema, failures, path_errors, resources, workload
-from geko_lib.bench import rows as bench_rows, text as bench_text
-from geko_lib.campaign import layout
+from geko_lib import config_schema, path_errors, resources, workload
+from geko_lib.bench import rows as bench_rows
+from geko_lib.campaign import layout, rules as table
 
 
 # A refused value is named in one line as the geko command names it (key, value, what is
@@ -72,24 +72,6 @@ def platform_exports():
     return ["exports/hipblaslt_tuning_override.txt"] if platforms.capabilities(config).exports else []
 
 
-def aiter_export():
-    """aiter's tuned CSV, as a named output of rule exports, where the platform's capabilities
-    list it (rocm; not sim, whose indices are the model's, nor cuda)."""
-    from geko_lib import platforms
-
-    listed = "aiter_tuned" in platforms.capabilities(config).exports
-    return {"aiter": layout.EXPORT_AITER} if listed else {}
-
-
-def export_sources():
-    """What the exports rule reads beside the kept GEMMs: the workload (aiter's key of each
-    call) and whose kernels were kept: the dense search's winners (stock library indices) or
-    geko's built library (tune)."""
-    index_of = {"searched": layout.WINNERS} if MODE == "search" else \
-        {"tensile": layout.TENSILE}
-    return {"workload": layout.WORKLOAD, **index_of}
-
-
 def combine_workdirs():
     """The combine_with workdirs, absolute (the rules run in this campaign's workdir)."""
     others = [Path(launch_path(str(Path(other).expanduser()), "combine_with"))
@@ -104,15 +86,6 @@ def combine_sources():
     redone when another campaign is."""
     return [str(root / name) for root in combine_workdirs()
             for name in (layout.FINAL_LIBS, layout.RUN_STATE)]
-
-
-def runtime(minutes):
-    """Minutes of wall time for a job, doubling with each retry (cluster executors use it)."""
-    return lambda wildcards, attempt: minutes * 2 ** (attempt - 1)
-
-
-def mem_mb(megabytes):
-    return lambda wildcards, attempt: megabytes * attempt
 
 
 wildcard_constraints:
@@ -131,10 +104,6 @@ def search_chunk_outputs(wildcards):
     return expand(layout.SEARCH_DATA, chunk=search_chunks())
 
 
-def search_chunk_failures(wildcards):
-    return expand(layout.SEARCH_CHUNK_FAILED, chunk=search_chunks())
-
-
 def tuning_configs():
     checkpoints.configure.get()
     return layout.Layout(".").tuning_configs()
@@ -142,11 +111,6 @@ def tuning_configs():
 
 def optimize_outputs(wildcards):
     return expand(layout.BUILD_LOGIC, cfg=tuning_configs())
-
-
-def phase_outputs(wildcards):
-    """What libs/ is made from: the dense-search winners, or every tuning job's logic."""
-    return [layout.WINNERS] if MODE == "search" else optimize_outputs(wildcards)
 
 
 def phase_jobs(wildcards):
@@ -159,5 +123,72 @@ def library_stems():
     return layout.Layout(".").lib_stems()
 
 
-def per_library(pattern):
-    return lambda wildcards: expand(pattern, lib=library_stems())
+def baseline_parts():
+    """The baseline fans out like the search: one part per device, but never more parts than
+    GEMMs (a part without work would be a GPU job benchmarking nothing), GEMMs dealt
+    round-robin, merged in workload order."""
+    checkpoints.ingest.get()
+    return layout.Layout(".").baseline_parts(len(config["devices"]))  # jobs run in the workdir
+
+
+# --- the rule table's entries as Snakemake's directives (geko_lib.campaign.rules) -------------
+
+# what the table's Given values are for this campaign
+GIVEN = {
+    "workload_source": [] if WORKLOAD_KIND == "inline" else [WORKLOAD_VALUE],
+    "workload_kind": WORKLOAD_KIND,
+    "workload_value": WORKLOAD_VALUE,
+    "model_options": workload.model_config.options(config) if WORKLOAD_KIND == "model" else {},
+    "stem": layout.benchmark_stem(WORKLOAD_KIND, WORKLOAD_VALUE),
+    "baseline_duration": bench_rows.baseline_duration(config),
+    "combine_sources": combine_sources(),
+    "landing_template": str(Path(workflow.basedir) / "report" / "workflow.rst"),
+}
+
+# the values each fan-out gathers over, once its checkpoint ran
+FANNED = {"part": baseline_parts, "chunk": search_chunks, "cfg": tuning_configs,
+          "lib": library_stems}
+
+
+def _directive(value):
+    """A file of the table as Snakemake takes it: a Gather as a function of the checkpoint that
+    fans out, a Directory as directory()."""
+    if isinstance(value, table.Gather):
+        values = FANNED[value.over]
+        return lambda wildcards: expand(value.pattern, **{value.over: values()})
+    if isinstance(value, table.Directory):
+        return directory(value.pattern)
+    return value
+
+
+def rule_input(name):
+    found = table.inputs(table.BY_NAME[name], config, GIVEN)
+    return {key: _directive(value) for key, value in found.items()}
+
+
+def rule_output(name, shown=None):
+    """The rule's outputs; those named in ``shown`` wrapped for `snakemake --report`."""
+    found = table.outputs(table.BY_NAME[name], config, GIVEN)
+    return {key: shown[key](_directive(value)) if shown and key in shown else _directive(value)
+            for key, value in found.items()}
+
+
+def rule_params(name):
+    return table.params(table.BY_NAME[name], config, GIVEN)
+
+
+def rule_resources(name):
+    return table.resources(table.BY_NAME[name])
+
+
+def rule_retries(name):
+    return table.retries(table.BY_NAME[name], config)
+
+
+def rule_log(name):
+    return table.BY_NAME[name].log_pattern()
+
+
+def rule_script(name):
+    """The workflow script of the rule's phase (workflow/scripts/<phase>.py, one line each)."""
+    return f"../scripts/{table.BY_NAME[name].phase(MODE)}.py"

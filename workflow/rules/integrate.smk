@@ -3,22 +3,22 @@
 
 
 def integrate_input(wildcards):
-    """final_libs, on a rocm campaign; any other platform is refused before anything runs."""
+    """The rule's inputs (final_libs), on a rocm campaign; any other platform is refused before
+    anything runs."""
     from geko_lib.platforms.rocm.library_build import require_rocm
 
     require_rocm(config)
-    return "final_libs"
+    return rule_input("integrate")
 
 
 rule integrate:
     """Merge final_libs into the hipBLASLt checkout (TensileMergeLibrary) and write the rebuild
     command to run next (integrate/rebuild_command.txt)."""
-    localrule: True
     input:
-        integrate_input,
+        unpack(integrate_input),
     output:
-        "integrate/rebuild_command.txt",
+        **rule_output("integrate"),
     log:
-        "logs/integrate.log",
+        rule_log("integrate"),
     script:
-        "../scripts/integrate.py"
+        rule_script("integrate")

@@ -1,111 +1,94 @@
 # winners.csv (search) or tuned 3_LibraryLogic (tune) -> libs/*.yaml -> the loadable library
 # (tensile/) and the benchmark inputs of every library
+# (files, params and resources: geko_lib.campaign.rules)
 
 
 checkpoint libs:
     input:
-        phase_outputs,
+        **rule_input("libs"),
     output:
-        directory(layout.LIBS),
+        **rule_output("libs"),
     log:
-        layout.rule_log("libs"),
+        rule_log("libs"),
     script:
-        "../scripts/extract.py" if MODE == "search" else "../scripts/merge_tuned.py"
+        rule_script("libs")
 
 
 rule create_library:
     input:
-        layout.LIBS,
+        **rule_input("create_library"),
     output:
-        directory(layout.TENSILE),
+        **rule_output("create_library"),
     log:
-        layout.rule_log("create_library"),
+        rule_log("create_library"),
     script:
-        "../scripts/create_library.py"
+        rule_script("create_library")
 
 
 rule bench_input:
     input:
-        layout.LIB_LOGIC,
+        **rule_input("bench_input"),
     output:
-        bench=layout.BENCH_INPUT,
-        verify=layout.VERIFY_INPUT,
+        **rule_output("bench_input"),
     params:
-        duration=config["compare_duration"],
-        rotating_mb=config["rotating_mb"],
+        **rule_params("bench_input"),
     log:
-        layout.log_pattern("bench_input", "lib"),
+        rule_log("bench_input"),
     script:
-        "../scripts/bench_input.py"
+        rule_script("bench_input")
 
 
 rule bench_reference:
     input:
-        rows=layout.BENCH_INPUT,
+        **rule_input("bench_reference"),
     output:
-        layout.BENCH_REFERENCE,
-        out=str(bench_text.out_beside(layout.BENCH_REFERENCE)),
+        **rule_output("bench_reference"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("bench_reference"),
     log:
-        layout.log_pattern("bench_reference", "lib"),
+        rule_log("bench_reference"),
     script:
-        "../scripts/bench_library.py"
+        rule_script("bench_reference")
 
 
 rule bench_tuned:
     input:
-        rows=layout.BENCH_INPUT,
-        library=layout.TENSILE,
+        **rule_input("bench_tuned"),
     output:
-        layout.BENCH_TUNED,
-        out=str(bench_text.out_beside(layout.BENCH_TUNED)),
+        **rule_output("bench_tuned"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("bench_tuned"),
     log:
-        layout.log_pattern("bench_tuned", "lib"),
+        rule_log("bench_tuned"),
     script:
-        "../scripts/bench_library.py"
+        rule_script("bench_tuned")
 
 
 rule verify_tuned:
     input:
-        rows=layout.VERIFY_INPUT,
-        library=layout.TENSILE,
+        **rule_input("verify_tuned"),
     output:
-        layout.VERIFY_TUNED,
-        out=str(bench_text.out_beside(layout.VERIFY_TUNED)),
+        **rule_output("verify_tuned"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("verify_tuned"),
     log:
-        layout.log_pattern("verify_tuned", "lib"),
+        rule_log("verify_tuned"),
     script:
-        "../scripts/verify_library.py"
+        rule_script("verify_tuned")
 
 
 rule prune_libs:
     """Optional (target `prune`): fewer solutions in final_libs, each size within prune_tol of
     its best among the solutions of its tile cluster, every candidate measured on every size."""
     input:
-        layout.FINAL_LIBS,
+        **rule_input("prune_libs"),
     output:
-        libs=directory(layout.PRUNED_LIBS),
-        report=layout.PRUNE_REPORT,
+        **rule_output("prune_libs"),
     params:
-        tol=config["prune_tol"],
-        scale_tol=config["prune_scale_tol"],
-        time_limit=config["prune_time_limit"],
+        **rule_params("prune_libs"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("prune_libs"),
     log:
-        layout.rule_log("prune_libs"),
+        rule_log("prune_libs"),
     script:
-        "../scripts/prune.py"
+        rule_script("prune_libs")

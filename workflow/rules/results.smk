@@ -1,50 +1,41 @@
 # reference vs tuned -> results/ (raw, final, metrics.json) -> what ships: final_libs/,
 # full_libs/ and the integration exports
+# (files, params and resources: geko_lib.campaign.rules)
 
 
 rule analyze:
     input:
-        reference=per_library("benchmarks/{lib}_bench-reference.csv"),
-        tuned=per_library("benchmarks/{lib}_bench-tuned.csv"),
-        verify=per_library("benchmarks/{lib}_verify-tuned.csv") if config["verify"] else [],
-        summary="summary.csv",
+        **rule_input("analyze"),
     output:
-        raw="results/raw_results.csv",
-        final="results/final_results.csv",
-        dashboard=layout.DASHBOARD,
-        metrics="results/metrics.json",
+        **rule_output("analyze"),
     params:
-        up_thr=config["up_thr"],
-        err_thr=config["err_thr"],
+        **rule_params("analyze"),
     log:
-        "logs/analyze.log",
+        rule_log("analyze"),
     script:
-        "../scripts/analyze.py"
+        rule_script("analyze")
 
 
 rule ship_final_libs:
     input:
-        final="results/final_results.csv",
-        libs="libs",
-        workload=layout.WORKLOAD,
+        **rule_input("ship_final_libs"),
     output:
-        directory("final_libs"),
+        **rule_output("ship_final_libs"),
     log:
-        "logs/final_libs.log",
+        rule_log("ship_final_libs"),
     script:
-        "../scripts/final_libs.py"
+        rule_script("ship_final_libs")
 
 
 rule ship_full_libs:
     input:
-        raw="results/raw_results.csv",
-        libs="libs",
+        **rule_input("ship_full_libs"),
     output:
-        directory("full_libs"),
+        **rule_output("ship_full_libs"),
     log:
-        "logs/full_libs.log",
+        rule_log("ship_full_libs"),
     script:
-        "../scripts/full_libs.py"
+        rule_script("ship_full_libs")
 
 
 rule exports:
@@ -52,37 +43,27 @@ rule exports:
     a PyTorch TunableOp results file and, where the platform's rows are real hipBLASLt
     solutions (rocm), aiter's tuned-GEMM CSV, for the kept GEMMs."""
     input:
-        "results/final_results.csv",
-        **export_sources(),
+        **rule_input("exports"),
     output:
-        override="exports/hipblaslt_tuning_override.txt",
-        tunableop="exports/tunableop_results.csv",
-        library_index="exports/library_index.json",
-        **aiter_export(),
+        **rule_output("exports"),
     log:
-        "logs/exports.log",
+        rule_log("exports"),
     script:
-        "../scripts/exports.py"
+        rule_script("exports")
 
 
 rule combine_libs:
     """Optional (target `combine`): per GEMM the fastest verified kernel of this campaign's
     final_libs, the combine_with campaigns' and the platform's default, raced side by side."""
     input:
-        final=layout.FINAL_LIBS,
-        workload=layout.WORKLOAD,
-        others=combine_sources(),
+        **rule_input("combine_libs"),
     output:
-        libs=directory(layout.COMBINED_LIBS),
-        results=layout.COMBINED_RESULTS,
+        **rule_output("combine_libs"),
     params:
-        up_thr=config["up_thr"],
-        err_thr=config["err_thr"],
+        **rule_params("combine_libs"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(8000),
+        **rule_resources("combine_libs"),
     log:
-        layout.rule_log("combine_libs"),
+        rule_log("combine_libs"),
     script:
-        "../scripts/combine.py"
+        rule_script("combine_libs")

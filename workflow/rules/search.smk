@@ -1,53 +1,42 @@
 # gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/data/*.csv -> winners.csv
 # (each chunk job also writes search/<GEMM>.yaml/.out; failed GEMMs: search/failed_jobs.log)
+# (files, params and resources: geko_lib.campaign.rules)
 
 
 checkpoint search_configure:
     input:
-        gemms=layout.GEMMS,
-        summary=layout.SUMMARY,
+        **rule_input("search_configure"),
     output:
-        directory(layout.SEARCH_CHUNKS),
+        **rule_output("search_configure"),
     params:
-        chunk_size=config["search_chunk_size"],
-        duration=config["search_duration"],
-        rotating_mb=config["rotating_mb"],
+        **rule_params("search_configure"),
     log:
-        layout.rule_log("search_configure"),
+        rule_log("search_configure"),
     script:
-        "../scripts/search_configure.py"
+        rule_script("search_configure")
 
 
 rule search_chunk:
     input:
-        layout.SEARCH_CHUNK,
+        **rule_input("search_chunk"),
     output:
-        data=layout.SEARCH_DATA,
-        failed=layout.SEARCH_CHUNK_FAILED,
+        **rule_output("search_chunk"),
     params:
-        # changes after a run in which GEMMs of the chunk failed, so a rerun tries them again
-        # (not with retry off; until they are retired, where retire_after is set: geko_lib.failures)
-        failed_runs=lambda wildcards: failures.rerun_token(
-            layout.SEARCH_DIR, wildcards.chunk, config["retire_after"],
-            config["retry"]),
+        **rule_params("search_chunk"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("search_chunk"),
     log:
-        layout.log_pattern("search", "chunk"),
+        rule_log("search_chunk"),
     script:
-        "../scripts/search_chunk.py"
+        rule_script("search_chunk")
 
 
 rule winners:
     input:
-        data=search_chunk_outputs,
-        failed=search_chunk_failures,
+        **rule_input("winners"),
     output:
-        layout.WINNERS,
-        processed=layout.SEARCH_PROCESSED,
+        **rule_output("winners"),
     log:
-        layout.rule_log("winners"),
+        rule_log("winners"),
     script:
-        "../scripts/winners.py"
+        rule_script("winners")

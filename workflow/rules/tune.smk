@@ -1,43 +1,32 @@
 # gemms.csv -> optimizations/<cfg>.yaml + <cfg>.sh, manifest tuning_configs.txt (checkpoint
 # `configure`) -> optimizations/build_<cfg>/3_LibraryLogic (one job per YAML, n_slots per device)
+# (files, params, resources and retries: geko_lib.campaign.rules)
 
 
 checkpoint configure:
     input:
-        layout.GEMMS,
+        **rule_input("configure"),
     output:
-        layout.TUNING_MANIFEST,
+        **rule_output("configure"),
     params:
-        arch=config["arch"],
-        backend=config["backend"],
-        options=config["tune_options"],
-        # what the <cfg>.sh scripts need to run a job from the workdir
-        workload_kind=WORKLOAD_KIND,
-        workload_value=WORKLOAD_VALUE,
+        **rule_params("configure"),
     log:
-        layout.rule_log("configure"),
+        rule_log("configure"),
     script:
-        "../scripts/configure.py"
+        rule_script("configure")
 
 
 rule optimize:
     input:
-        layout.TUNING_YAML,
+        **rule_input("optimize"),
     output:
-        directory(layout.BUILD_LOGIC),
+        **rule_output("optimize"),
     params:
-        # changes after a run in which the job failed, so a rerun tries it again (not with
-        # retry off; until it is retired, where retire_after is set: geko_lib.failures)
-        failed_runs=lambda wildcards: failures.rerun_token(
-            layout.TUNING_DIR, wildcards.cfg, config["retire_after"],
-            config["retry"]),
+        **rule_params("optimize"),
     resources:
-        gpu_slot=1,
-        runtime=runtime(240),
-        mem_mb=mem_mb(8000),
-        attempt=lambda wildcards, attempt: attempt,  # the job skips itself after the last one
-    retries: config["tune_retries"] if config["retry"] else 0
+        **rule_resources("optimize"),
+    retries: rule_retries("optimize")
     log:
-        layout.log_pattern("optimize", "cfg"),
+        rule_log("optimize"),
     script:
-        "../scripts/optimize.py"
+        rule_script("optimize")

@@ -1,88 +1,57 @@
 # workload source -> workload.yaml (checkpoint) -> baseline timings -> summary.csv, gemms.csv
+# (files, params and resources: geko_lib.campaign.rules)
 
 
 # a checkpoint: how many baseline parts there are depends on how many GEMMs it wrote
 checkpoint ingest:
     input:
-        [] if WORKLOAD_KIND == "inline" else [WORKLOAD_VALUE],
+        **rule_input("ingest"),
     output:
-        "workload.yaml",
+        **rule_output("ingest"),
     params:
-        kind=WORKLOAD_KIND,
-        value=WORKLOAD_VALUE,
-        # a model's GEMMs depend on these too: a change re-runs the ingest
-        options=workload.model_config.options(config) if WORKLOAD_KIND == "model" else {},
+        **rule_params("ingest"),
     log:
-        "logs/ingest.log",
+        rule_log("ingest"),
     script:
-        "../scripts/ingest.py"
-
-
-# The baseline fans out like the search: one part per device, but never more parts than GEMMs
-# (a part without work would be a GPU job benchmarking nothing), GEMMs dealt round-robin,
-# merged in workload order.
-def baseline_parts(wildcards):
-    checkpoints.ingest.get()
-    parts = layout.Layout(".").baseline_parts(len(config["devices"]))  # jobs run in the workdir
-    return expand(layout.BASELINE_PART, part=parts)
-
-
-def baseline_part_outs(wildcards):
-    """The parts' .out files (the tool's output as printed, beside each part's table)."""
-    return [str(bench_text.out_beside(p)) for p in baseline_parts(wildcards)]
+        rule_script("ingest")
 
 
 rule baseline_part:
     input:
-        "workload.yaml",
+        **rule_input("baseline_part"),
     output:
-        layout.BASELINE_PART,
-        out=str(bench_text.out_beside(layout.BASELINE_PART)),
+        **rule_output("baseline_part"),
     params:
-        # --bench times for bench_duration, the search/tune baseline with fixed iterations
-        timing=config["bench_timing"],
+        **rule_params("baseline_part"),
     resources:
-        gpu=1,
-        runtime=runtime(60),
-        mem_mb=mem_mb(4000),
+        **rule_resources("baseline_part"),
     log:
-        "logs/baseline/{part}.log",
+        rule_log("baseline_part"),
     script:
-        "../scripts/baseline.py"
-
-
-BENCH_STEM = layout.benchmark_stem(WORKLOAD_KIND, WORKLOAD_VALUE)
+        rule_script("baseline_part")
 
 
 rule baseline:
     input:
-        workload="workload.yaml",
-        parts=baseline_parts,
-        part_outs=baseline_part_outs,
+        **rule_input("baseline"),
     output:
-        table="baseline/workload.csv",
-        # the original's updated benchmark log and its results (geko_lib.bench.benchmark_log)
-        bench_log=layout.fill(layout.BENCH_LOG, stem=BENCH_STEM),
-        bench_out=layout.fill(layout.BENCH_OUT, stem=BENCH_STEM),
+        **rule_output("baseline"),
     params:
-        duration=bench_rows.baseline_duration(config),
-        rotating_mb=config["rotating_mb"],
+        **rule_params("baseline"),
     log:
-        "logs/baseline.log",
+        rule_log("baseline"),
     script:
-        "../scripts/baseline_merge.py"
+        rule_script("baseline")
 
 
 rule summarize:
     input:
-        workload="workload.yaml",
-        baseline=["baseline/workload.csv"] if config["keep_thr"] > 0 else [],
+        **rule_input("summarize"),
     output:
-        summary="summary.csv",
-        gemms="gemms.csv",
+        **rule_output("summarize"),
     params:
-        keep_thr=config["keep_thr"],
+        **rule_params("summarize"),
     log:
-        "logs/summarize.log",
+        rule_log("summarize"),
     script:
-        "../scripts/summarize.py"
+        rule_script("summarize")
