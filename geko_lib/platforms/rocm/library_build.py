@@ -14,7 +14,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ... import library as liblogic
+from ...library import logic as liblogic
 from .. import PlatformError
 from .tensilelite import check_arch, run_tool, tool_argv, tool_env, tool_form
 from ...log_setup import LOGGER
