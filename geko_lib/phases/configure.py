@@ -8,8 +8,7 @@ from pathlib import Path
 from .. import files, jobs, platforms
 from ..optim.optim import configure_phase
 from ..schemas import GemmConfig
-from ..tuning import job_scripts
-from ..campaign import layout
+from ..campaign import job_scripts, layout
 from ..tuning import configure
 
 

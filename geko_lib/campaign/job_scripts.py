@@ -15,16 +15,15 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from . import layout
 from .. import files
-from ..campaign import layout
+from ..workload import SOURCE_KINDS
 
 
 def job_config(config: dict, workdir: Path, workload_kind: str, workload_value: str) -> dict:
     """The campaign config with the paths a script started in the workdir needs absolute."""
     out = dict(config)
     out["workdir"] = str(Path(workdir).resolve())
-    from ..workload import SOURCE_KINDS
-
     for kind in SOURCE_KINDS:
         out[f"workload_{kind}"] = workload_value if kind == workload_kind else ""
     return out
