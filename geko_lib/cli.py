@@ -609,7 +609,7 @@ def coverage_parser() -> argparse.ArgumentParser:
 
 
 def _dump_json(data) -> str:
-    from .optim.analysis import _finite
+    from .campaign.analysis import _finite
 
     return json.dumps(_finite(data), indent=2, allow_nan=False)
 

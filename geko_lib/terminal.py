@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .campaign import combine, headline, layout
-from .optim.analysis import summary_lines
+from .campaign.analysis import summary_lines
 
 PREFIX = "geko: "
 MODEL_NOTICE = ("platform sim: an analytic GPU model, no GPU is used; every time, GFLOP/s and "

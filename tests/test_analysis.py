@@ -1,4 +1,4 @@
-"""geko_lib.optim.analysis: compare() keep rule and metrics() numbers (original_tool.md §7).
+"""geko_lib.campaign.analysis: compare() keep rule and metrics() numbers (original_tool.md §7).
 
 All expected numbers are worked out by hand below.
 """
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geko_lib.optim import analysis
+from geko_lib.campaign import analysis
 from geko_lib.gemm import GEMM_FIELDS
 from geko_lib.bench.summary import PCT
 

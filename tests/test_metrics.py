@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geko_lib.optim import analysis
+from geko_lib.campaign import analysis
 from geko_lib.bench.summary import PCT
 
 BF16 = {"transA": "T", "transB": "N", "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",

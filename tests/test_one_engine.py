@@ -123,7 +123,7 @@ def test_checking_the_rules_names_what_differs():
 
 
 def test_keep_rule_is_one_function():
-    from geko_lib.optim import analysis
+    from geko_lib.campaign import analysis
 
     assert bool(analysis.keeps(True, 1.03, 0.0, 1.03, 0.03))
     assert not bool(analysis.keeps(False, 2.0, 0.0, 1.03, 0.03)), "the same kernel is no win"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..optim import analysis
+from ..campaign import analysis
 from .. import files, jobs, original_columns, platforms
 from ..campaign import integrity
 from ..errors import GekoError

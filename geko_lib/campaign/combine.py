@@ -30,7 +30,7 @@ from ..errors import GekoError
 from ..gemm import GemmProblem, GemmType
 from ..library import logic as liblogic
 from ..library.collection import load_dir
-from ..optim import analysis
+from . import analysis
 
 SAME = ("platform", "arch", "library_version")  # what sources must share
 DEFAULT = "default"  # the source name of the platform's own choice

@@ -15,7 +15,7 @@ import pandas as pd
 from . import layout as L
 from ..gemm import GEMM_FIELDS, GemmProblem
 from ..bench.summary import PCT, normalized
-from ..optim import analysis
+from . import analysis
 
 KEYS = list(GEMM_FIELDS)
 

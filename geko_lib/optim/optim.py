@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import analysis
 from .. import failures, files, original_columns, platforms, runner
-from ..campaign import integrity, layout
+from ..campaign import analysis, integrity, layout
 from ..errors import GekoError
 from ..schemas import GemmConfig
 from ..tuning import build_dir as build_dirs, running_jobs

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..optim import analysis
+from ..campaign import analysis
 from .. import jobs, optim, original_columns, platforms
 
 

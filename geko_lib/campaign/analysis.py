@@ -29,7 +29,7 @@ PAIRED = "us_paired_reference"  # the reference timed beside the tuned kernel in
 
 
 def keeps(kernel_changed, ratio, error, up_thr: float, err_thr: float):
-    """The keep rule (DESIGN.md section 5), the one place it is written: a different kernel, at
+    """The keep rule (docs/ARCHITECTURE.md), the one place it is written: a different kernel, at
     least ``up_thr`` times as fast as the default and verified with an error under ``err_thr``
     (a NaN ratio or error never passes). Scalars or table columns alike."""
     return kernel_changed & (ratio >= up_thr) & (error < err_thr)
