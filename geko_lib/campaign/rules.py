@@ -24,7 +24,9 @@ import re
 from dataclasses import dataclass, field
 
 from . import headline, layout as L
+from .. import failures
 from ..bench.text import out_beside
+from ..tuning import running_jobs
 
 
 @dataclass(frozen=True)
@@ -178,11 +180,15 @@ RULES = (
          inputs={"chunk": L.SEARCH_CHUNK},
          outputs={"data": L.SEARCH_DATA, "failed": L.SEARCH_CHUNK_FAILED},
          params={"failed_runs": RerunToken(L.SEARCH_DIR)},
-         side_files=(L.SEARCH_GEMM + ".yaml", L.SEARCH_GEMM + ".out", L.SEARCH_FAILED)),
+         # per GEMM its bench rows and candidates' results (the original's), the failure counts
+         side_files=(L.SEARCH_GEMM + ".yaml", L.SEARCH_GEMM + ".out",
+                     f"{L.SEARCH_DIR}/{failures.COUNTS_FILE}")),
     Rule("winners", ("winners",), True, mode="search", stage="Search phase",
          inputs={"data": Gather(L.SEARCH_DATA, "chunk"),
                  "failed": Gather(L.SEARCH_CHUNK_FAILED, "chunk")},
-         outputs={"winners": L.WINNERS, "processed": L.SEARCH_PROCESSED}),
+         outputs={"winners": L.WINNERS, "processed": L.SEARCH_PROCESSED},
+         # the GEMMs whose search failed, as the original lists them, and their rows
+         side_files=(L.SEARCH_FAILED, f"{L.SEARCH_DIR}/{failures.FAILED_GEMMS}")),
     Rule("configure", ("configure",), True, checkpoint=True, mode="tune",
          stage="Configuration phase",
          inputs={"gemms": L.GEMMS},
@@ -197,7 +203,10 @@ RULES = (
          inputs={"yaml": L.TUNING_YAML},
          outputs={"logic": Directory(L.BUILD_LOGIC)},
          params={"failed_runs": RerunToken(L.TUNING_DIR)},
-         side_files=(L.BUILD_FAILED, L.TUNING_FAILED)),
+         # a job that failed its last attempt is marked and listed (skipped, not rerun); the
+         # failure counts; the jobs running now (running_jobs.log)
+         side_files=(L.BUILD_FAILED, L.TUNING_FAILED, f"{L.TUNING_DIR}/{failures.COUNTS_FILE}",
+                     f"{L.TUNING_DIR}/{running_jobs.FILE}")),
     Rule("libs", ("extract", "merge_tuned"), True, checkpoint=True, stage=BENCHMARK,
          # what libs/ is made from: the dense-search winners, or every tuning job's logic
          inputs={"winners": When("search", L.WINNERS),
@@ -345,8 +354,6 @@ def _param(rule: Rule, item, config: dict, given: dict):
     if isinstance(item, Given):
         return given[item.name]
     if isinstance(item, RerunToken):
-        from .. import failures
-
         # not with retry off; until the job is retired, where retire_after is set
         return lambda wildcards: failures.rerun_token(
             item.directory, getattr(wildcards, rule.over), config["retire_after"],
