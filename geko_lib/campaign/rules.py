@@ -109,7 +109,7 @@ class Rule:
     done: str = ""  # the output that shows a job done (geko status); "" for the first
     # files it writes beside its outputs that later jobs read: stamped as its companions
     companions: tuple[str, ...] = ()
-    # other files it writes beside its outputs (a tool's rows and logs), read by nobody
+    # other files it writes beside its outputs (failure lists, a tool's rows), no later job's input
     side_files: tuple[str, ...] = ()
 
     @property
@@ -123,7 +123,9 @@ class Rule:
         return pattern_of(item)
 
     def phase(self, mode: str) -> str:
-        return self.phases[0] if len(self.phases) == 1 else self.phases[("search", "tune").index(mode)]
+        """The phase it runs in ``mode`` (search or tune)."""
+        return self.phases[0] if len(self.phases) == 1 else \
+            self.phases[("search", "tune").index(mode)]
 
     def log_pattern(self) -> str:
         """Its ``log:``: ``logs/<log>.log``, or ``logs/<log>/{<over>}.log`` for a fan-out."""

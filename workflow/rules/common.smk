@@ -69,7 +69,7 @@ def platform_exports():
     capabilities; cuda has none: both formats name hipBLASLt kernels)."""
     from geko_lib import platforms
 
-    return ["exports/hipblaslt_tuning_override.txt"] if platforms.capabilities(config).exports else []
+    return [table.BY_NAME["exports"].output] if platforms.capabilities(config).exports else []
 
 
 def combine_workdirs():
