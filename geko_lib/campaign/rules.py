@@ -385,8 +385,9 @@ def retries(rule: Rule, config: dict) -> int:
 def check_rules(workflow_rules, config: dict, given: dict) -> None:
     """The workflow's rules are exactly the table's (the Snakefile asks once its rules are read):
     the same names, checkpoints where the table has them, and each rule's outputs (names,
-    patterns, directories) and log the table's; so a rule added to a .smk file without its
-    entry here, or one whose files differ from it, fails at once."""
+    patterns, directories), log, and the names of its inputs and params the table's; so a rule
+    added to a .smk file without its entry here, or one whose files differ from it, fails at
+    once."""
     workflow_rules = list(workflow_rules)
     names = {rule.name for rule in workflow_rules}
     declared = set(BY_NAME) | set(TARGETS)
@@ -400,7 +401,7 @@ def check_rules(workflow_rules, config: dict, given: dict) -> None:
 
 
 def _check_rule(rule, entry: Rule, config: dict, given: dict) -> None:
-    from snakemake.io import strip_wildcard_constraints as bare  # the workflow's constraints
+    from snakemake.io import is_flagged, strip_wildcard_constraints as bare
 
     found = {name: (bare(str(item)), bool(item.is_directory))
              for name, item in rule.output.items()}
@@ -410,6 +411,12 @@ def _check_rule(rule, entry: Rule, config: dict, given: dict) -> None:
     if found != expected or len(rule.output) != len(found):
         problems.append(f"outputs {[str(item) for item in rule.output]} "
                         f"({', '.join(found) or 'unnamed'}), the table's {expected}")
+    for what, names, declared in (("inputs", rule.input, entry.inputs),
+                                  ("params", rule.params, entry.params)):
+        unpacked = any(is_flagged(item, "unpack") for item in names)  # named by a function
+        if list(names.keys()) != list(declared) and not unpacked:
+            problems.append(f"{what} {', '.join(names.keys()) or 'unnamed'}, the table's "
+                            f"{', '.join(declared) or 'none'}")
     logs = [bare(str(item)) for item in rule.log]
     if logs != [entry.log_pattern()]:
         problems.append(f"log {logs}, the table's {entry.log_pattern()}")
