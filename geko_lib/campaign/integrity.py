@@ -343,7 +343,8 @@ def verify_shipped(directory, kept, workload_gemms=None) -> None:
     served by is the kept one by construction; kernel names are platform-formatted, e.g.
     hipblaslt-bench reports a shorter name than the logic file's SolutionNameMin.)"""
     from ..gemm import GemmProblem
-    from ..library import LibraryError, load_dir
+    from ..library.collection import load_dir
+    from ..library.logic import LibraryError
 
     try:
         libs = load_dir(directory)

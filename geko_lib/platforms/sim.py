@@ -34,7 +34,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import library as liblogic
+from ..library import logic as liblogic
+from ..library.collection import load_dir
 from .. import original_columns
 from ..gemm import BY_NAME, GemmProblem, GemmType
 from ..tuning import configure as tuning_configure
@@ -495,7 +496,7 @@ class SimPlatform:
         if library is None:
             return {}
         chosen = {}
-        for lib in liblogic.load_dir(Path(library) / "library").values():
+        for lib in load_dir(Path(library) / "library").values():
             cat = solutions_catalogue(lib.gemm_type, list(lib.solutions))
             positions = lib.solution_position()
             for size, index, _ in lib.size_entries():
@@ -593,7 +594,7 @@ class SimPlatform:
         """The sim 'loads' library logic directly: copy it, checked, into the library dir."""
         out = Path(out_dir) / "library"
         out.mkdir(parents=True, exist_ok=True)
-        for name, lib in liblogic.load_dir(libs_dir).items():
+        for name, lib in load_dir(libs_dir).items():
             known = catalogue(lib.gemm_type)
             for solution in lib.solutions:
                 if "SimSolutionIndex" in solution:
