@@ -8,3 +8,10 @@ its traceback.
 
 class GekoError(Exception):
     """A user-facing failure: its message names what was wrong and where."""
+
+
+class PlatformError(GekoError, RuntimeError):
+    """A platform could not do what was asked (missing tool, failed run, unknown solution).
+    Declared here, below every platform module, so the arch table (platforms.archs) and the
+    registry (platforms) both raise it without importing each other; ``platforms.PlatformError``
+    is this class."""

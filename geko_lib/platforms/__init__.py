@@ -15,7 +15,7 @@ from typing import Callable, Protocol, Sequence
 
 import pandas as pd
 
-from ..errors import GekoError
+from ..errors import PlatformError  # noqa: F401 (platforms.PlatformError, as it always was)
 from ..gemm import GEMM_FIELDS, GemmProblem
 from ..log_setup import LOGGER
 
@@ -24,10 +24,6 @@ RESULT_COLUMNS = (*GEMM_FIELDS, "us", "gflops", "gbps", "solution_index", "solut
                   "kernel", "platform", "measured", "device")
 VERIFY_COLUMNS = (*GEMM_FIELDS, "solution_index", "solution_name", "kernel", "error", "platform",
                   "measured", "device")
-
-
-class PlatformError(GekoError, RuntimeError):
-    """A platform could not do what was asked (missing tool, failed run, unknown solution)."""
 
 
 class Platform(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import PlatformError
+from ..errors import PlatformError
 
 # --------------------------------------------------------------------------------------------
 # architectures
