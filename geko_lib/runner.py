@@ -40,18 +40,34 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
     failed: dict[int, dict] = {}
     # a bug in one job, or Ctrl-C: no waiting job starts and no failed job is tried again
     stop = threading.Event()
+    # jobs running now: the run returns only once none is, even where Ctrl-C came while the
+    # pool was starting a worker (one the pool then does not know of, and does not join)
+    running, busy = threading.Condition(), [0]
 
     def one(index: int):
-        if stop.is_set():
-            return None
+        with running:
+            if stop.is_set():
+                return None
+            busy[0] += 1
         try:
             result = attempted(items[index], index)
         except BaseException:
             stop.set()
             raise
+        finally:
+            with running:
+                busy[0] -= 1
+                running.notify_all()
         if bar is not None:
             bar.done(1, int(result is None))
         return result
+
+    def end_jobs() -> None:
+        with running:
+            stop.set()
+        pool.shutdown(cancel_futures=True)
+        with running:
+            running.wait_for(lambda: busy[0] == 0)
 
     def attempted(item, index: int):
         for attempt in range(1, attempts + 1):
@@ -77,13 +93,9 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
             pending = wait(pending, timeout=0.2).not_done
         results = [future.result() for future in futures]
     except KeyboardInterrupt:
-        stop.set()
-        interrupt.end_api_run(lambda: pool.shutdown(cancel_futures=True))
-    except BaseException:
-        stop.set()
-        raise
+        interrupt.end_api_run(end_jobs)
     finally:  # the jobs running end (a tool Ctrl-C reached ends at once), then the run does
-        pool.shutdown(cancel_futures=True)
+        end_jobs()
     return results, [failed[i] for i in sorted(failed) if results[i] is None]
 
 

@@ -3,6 +3,7 @@ lease, a job failed on every attempt one failure entry (its last reason), a bug 
 without starting the jobs still waiting."""
 
 import threading
+import time
 
 import pytest
 
@@ -63,13 +64,16 @@ def test_ctrl_c_starts_no_waiting_job_and_retries_none(tmp_path):
     interrupt once that job has ended, trying it no second time and starting no other."""
     import _thread
 
-    started, running = [], threading.Event()
+    started, ended, running = [], [], threading.Event()
 
     def work(item, lease):
         started.append(item)
         running.set()
-        threading.Event().wait(0.5)  # the tool runs a moment, then dies of the interrupt
-        raise GekoError(f"{item}: interrupted")
+        try:
+            threading.Event().wait(0.5)  # the tool runs a moment, then dies of the interrupt
+            raise GekoError(f"{item}: interrupted")
+        finally:
+            ended.append(item)
 
     def interrupt():
         running.wait(30)
@@ -80,6 +84,15 @@ def test_ctrl_c_starts_no_waiting_job_and_retries_none(tmp_path):
     interrupter.start()
     with pytest.raises(Interrupted):  # the API's end of a Ctrl-C: one line, exit 130
         _run(tmp_path, list("abc"), work, devices=[0], attempts=2)
+    assert ended == ["a"]  # the run ended after its running job, whenever Ctrl-C came
     interrupter.join(30)
     assert started == ["a"]
-    assert threading.active_count() == before  # nothing of the run goes on behind it
+    _assert_threads_end(before)  # nothing of the run goes on behind it
+
+
+def _assert_threads_end(count: int, within_s: float = 5.0) -> None:
+    """A worker whose job has ended leaves a moment later (the pool's own loop)."""
+    deadline = time.monotonic() + within_s
+    while threading.active_count() > count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == count
