@@ -16,8 +16,9 @@ graphs, with and without the library.
    ``search`` runs the dense cuBLASLt search) in ``--workdir`` (skipped with
    ``--no-campaign``: the workdir's final_libs are used).
 4. ``runtime.load`` of final_libs; the step timed with ``rt.patch_linear()`` against the plain
-   step, interleaved round by round: eagerly (host wall time per step) and as a CUDA graph
-   (replays timed with device events). Beside them: the time-weighted GEMM ratio the campaign
+   step, interleaved round by round: eagerly (host wall time per step), as a CUDA graph and
+   compiled by ``torch.compile`` then captured (replays timed with device events; the compiled
+   columns count dynamo's graph breaks). Beside them: the time-weighted GEMM ratio the campaign
    predicted (``metrics.json``), the same ratio re-measured here (default and shipped kernel of
    every recorded GEMM side by side), and the loader's per-call dispatch overhead in eager mode
    (``rt.linear`` against ``F.linear`` on each recorded GEMM, host time per call).
@@ -256,6 +257,8 @@ def main():
     parser.add_argument("--no-campaign", action="store_true")
     parser.add_argument("--mode", choices=("search", "tune"), default="tune")
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--no-compiled", dest="compiled", action="store_false",
+                        help="skip the torch.compile + CUDA graph columns")
     args = parser.parse_args()
     import torch
     import transformers
@@ -299,15 +302,55 @@ def main():
             plain = DecodeStep.without_cache(model, step.tokens)
             graphs = {"default": graph_of(plain), "geko": graph_of(plain, rt.patch_linear())}
             graph_mode = plain.mode
-        replay = interleaved({n: g.replay for n, g in graphs.items()}, rounds=9,
-                             per_round=20, events=True)
-        report[f"batch_{batch}"] = {
+        runs = {n: g.replay for n, g in graphs.items()}
+        compiled = compiled_graphs(step, rt) if args.compiled else {}
+        runs.update({f"compiled_{n}": g.replay for n, g in compiled.get("graphs", {}).items()})
+        replay = interleaved(runs, rounds=9, per_round=20, events=True)
+        row = report[f"batch_{batch}"] = {
             "eager": eager, "graph": replay, "graph_step": graph_mode,
             "eager_speedup": eager["default"]["us"] / eager["geko"]["us"],
             "graph_speedup": replay["default"]["us"] / replay["geko"]["us"]}
+        if "graphs" in compiled:
+            row["compiled_graph_speedup"] = (replay["compiled_default"]["us"]
+                                             / replay["compiled_geko"]["us"])
+            row["compiled_graph_breaks"] = compiled["graph_breaks"]
+        elif compiled:
+            row["compiled_error"] = compiled["error"]
+        gemm = report["measured_gemm_ratio"]
+        if len(steps) == 1:  # Amdahl: the step gains the GEMM ratio on the GEMMs' share of it
+            for name in ("default", "compiled_default"):
+                if name in replay:
+                    share = gemm["gemm_us_per_step_default"] / replay[name]["us"]
+                    row[f"{name}_gemm_share"] = share
+                    row[f"{name}_predicted_speedup"] = 1.0 / (1.0 - share * (
+                        1.0 - 1.0 / gemm["ratio"]))
     report["coverage"] = rt.coverage()
     (args.out / "e2e_decode.json").write_text(json.dumps(report, indent=1, default=str))
     print(json.dumps(report, indent=1, default=str))
+
+
+def compiled_graphs(step, rt) -> dict:
+    """The step's model under torch.compile (inductor), captured in a CUDA graph, without and
+    with the library (its F.linear is the custom op geko::linear while patched): the graphs and
+    dynamo's graph-break count, or the error that stopped the compile."""
+    import copy
+
+    import torch
+
+    from torch._dynamo.utils import counters
+
+    graphs, breaks = {}, {}
+    try:
+        for name, patch in (("default", None), ("geko", rt.patch_linear())):
+            torch._dynamo.reset()  # each traces its own F.linear
+            counters.clear()
+            compiled = copy.copy(step)
+            compiled.model = torch.compile(step.model, dynamic=False)
+            graphs[name] = graph_of(compiled, patch)
+            breaks[name] = sum(counters["graph_break"].values())
+        return {"graphs": graphs, "graph_breaks": breaks}
+    except Exception as err:  # report it beside the eager and graph columns
+        return {"error": f"{type(err).__name__}: {err}"[:500]}
 
 
 def _patched(rt, step):
