@@ -1,5 +1,6 @@
 """geko_lib's modules import each other without circles (imports inside functions count: a lazy
-import is still a dependency), so each module can be read, and tested, above what it uses."""
+import is still a dependency), so each module can be read, and tested, above what it uses; and
+imports run down the floors of docs/ARCHITECTURE.md but where they are known not to yet."""
 
 import ast
 from pathlib import Path
@@ -9,6 +10,34 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "geko_lib"
 # circles left: leave this list shorter, never longer
 KNOWN: list[set[str]] = []
+
+# The floors of docs/ARCHITECTURE.md ("Imports run downward"), one per room (a package of
+# geko_lib, or a module directly in it): the launchers on top, then the phases and their
+# wrapper, the API modules, the campaign, bench and workload, the platforms, library and tuning,
+# and the small shared modules at the ground. A new room is placed here when it is made.
+FLOORS = {
+    6: {"__init__", "cli", "launchers"},
+    5: {"phases", "jobs", "terminal"},
+    4: {"search", "optim", "runner", "runtime"},
+    3: {"campaign", "bench", "workload", "failures", "report", "utils"},
+    2: {"platforms", "library", "tuning"},
+    1: {"gemm", "files", "errors", "log_setup", "constants", "schemas", "config_schema",
+        "resources", "path_errors", "original_columns", "newer_revisions", "devices", "interrupt",
+        "progress", "examples"},
+}
+# imports from a lower floor up, (importer, imported) under geko_lib/: leave this list shorter,
+# never longer (docs/ARCHITECTURE.md says why each is there)
+KNOWN_UP = {
+    ("campaign/start.py", "terminal.py"),
+    ("library/exports/aiter.py", "workload/aiter.py"),
+    ("library/exports/measured.py", "campaign/layout.py"),
+    ("library/logic.py", "bench/rows.py"),
+    ("library/operations.py", "campaign/integrity.py"),
+    ("platforms/rocm/bench.py", "bench/rows.py"),
+    ("platforms/rocm/platform.py", "bench/rows.py"),
+    ("platforms/rocm/platform.py", "bench/text.py"),
+    ("schemas.py", "workload/__init__.py"),
+}
 
 
 def _module_file(parts: list[str]) -> Path | None:
@@ -34,9 +63,27 @@ def _imports(path: Path) -> set[Path]:
     return {p for p in found if p is not None and PACKAGE in p.parents and p != path}
 
 
+def _graph() -> dict[Path, set[Path]]:
+    return {p: _imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def _room(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _floor(path: Path) -> int:
+    return next(floor for floor, rooms in FLOORS.items() if _room(path) in rooms)
+
+
+def _arrows_up() -> set[tuple[str, str]]:
+    """(importer, imported) for every import from a lower floor to a higher one."""
+    return {(str(a.relative_to(PACKAGE)), str(b.relative_to(PACKAGE)))
+            for a, imported in _graph().items() for b in imported if _floor(b) > _floor(a)}
+
+
 def _circles() -> list[set[str]]:
     """The strongly connected groups of more than one module (Tarjan)."""
-    graph = {p: _imports(p) for p in PACKAGE.rglob("*.py")}
+    graph = _graph()
     index, low, stack, on_stack, groups = {}, {}, [], set(), []
 
     def visit(node):
@@ -74,3 +121,17 @@ def test_no_import_circle_but_the_known_ones():
 def test_the_library_and_the_rocm_build_tools_import_one_way():
     assert not any("geko_lib/library/__init__.py" in group for group in _circles())
     assert not any("geko_lib/campaign/layout.py" in group for group in _circles())
+
+
+def test_every_room_has_one_floor():
+    rooms = {_room(p) for p in PACKAGE.rglob("*.py")}
+    placed = [room for floor in FLOORS.values() for room in floor]
+    assert sorted(placed) == sorted(rooms)
+
+
+def test_imports_run_up_only_where_known():
+    """The API's runner and the bench API take their leases (devices.leased), stamped tables
+    (integrity.read_table) and bench rows (bench.rows) from the floors below them, not from the
+    workflow's job wrapper (jobs) above."""
+    unknown = _arrows_up() - KNOWN_UP
+    assert not unknown, f"imports running up: {sorted(unknown)}"
