@@ -22,7 +22,7 @@ from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
 from .log_setup import LOGGER
 # the workflow's phases read their tables and bench rows through jobs
-from .bench.rows import problems_in_rows  # noqa: F401
+from .bench_formats.rows import problems_in_rows  # noqa: F401
 from .campaign.integrity import read_table  # noqa: F401
 
 log = logging.getLogger(LOGGER)

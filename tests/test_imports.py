@@ -12,31 +12,43 @@ PACKAGE = ROOT / "geko_lib"
 KNOWN: list[set[str]] = []
 
 # The floors of docs/ARCHITECTURE.md ("Imports run downward"), one per room (a package of
-# geko_lib, or a module directly in it): the launchers on top, then the phases and their
-# wrapper, the API modules, the campaign, bench and workload, the platforms, library and tuning,
-# and the small shared modules at the ground. A new room is placed here when it is made.
+# geko_lib, or a module directly in it), top down: the launchers; the phases, the geko command's
+# printing and the API modules; the job wrapper, the API's runner and the bench API; the
+# campaign; the platforms; tuning and failures; library logic; the workload, the data
+# structures and the benchmark file formats; the small shared modules at the ground. A new room
+# is placed here when it is made.
 FLOORS = {
-    6: {"__init__", "cli", "launchers"},
-    5: {"phases", "jobs", "terminal"},
-    4: {"search", "optim", "runner", "runtime"},
-    3: {"campaign", "bench", "workload", "failures", "report", "utils"},
-    2: {"platforms", "library", "tuning"},
-    1: {"gemm", "files", "errors", "log_setup", "constants", "schemas", "config_schema",
-        "resources", "path_errors", "original_columns", "newer_revisions", "devices", "interrupt",
-        "progress", "examples"},
+    9: {"__init__", "cli", "launchers"},
+    8: {"phases", "terminal", "search", "optim"},
+    7: {"jobs", "runner", "bench"},
+    6: {"campaign", "report", "runtime", "utils"},
+    5: {"platforms"},
+    4: {"tuning", "failures"},
+    3: {"library"},
+    2: {"workload", "schemas", "bench_formats", "files", "constants"},
+    1: {"gemm", "archs", "errors", "log_setup", "config_schema", "resources", "path_errors",
+        "original_columns", "newer_revisions", "devices", "interrupt", "progress", "examples"},
 }
-# imports from a lower floor up, (importer, imported) under geko_lib/: leave this list shorter,
-# never longer (docs/ARCHITECTURE.md says why each is there)
+# imports from a lower floor up, by the pair of rooms, with every (importer, imported) under
+# geko_lib/ that makes it: at most 3 pairs; leave this shorter, never longer
+# (docs/ARCHITECTURE.md says why each is there)
 KNOWN_UP = {
-    ("campaign/start.py", "terminal.py"),
-    ("library/exports/aiter.py", "workload/aiter.py"),
-    ("library/exports/measured.py", "campaign/layout.py"),
-    ("library/logic.py", "bench/rows.py"),
-    ("library/operations.py", "campaign/integrity.py"),
-    ("platforms/rocm/bench.py", "bench/rows.py"),
-    ("platforms/rocm/platform.py", "bench/rows.py"),
-    ("platforms/rocm/platform.py", "bench/text.py"),
-    ("schemas.py", "workload/__init__.py"),
+    # the original's library operations run on a platform; its exports name a platform's types
+    ("library", "platforms"): {
+        ("library/operations.py", "platforms/__init__.py"),
+        ("library/operations.py", "platforms/rocm/library_build.py"),
+        ("library/operations.py", "platforms/sim.py"),
+        ("library/exports/winners.py", "platforms/__init__.py"),
+        ("library/exports/winners.py", "platforms/type_support.py")},
+    # the original's library merge refuses another platform's campaign libraries by their
+    # stamps; the exports find their index file where the campaign's layout puts it
+    ("library", "campaign"): {
+        ("library/operations.py", "campaign/integrity.py"),
+        ("library/exports/measured.py", "campaign/layout.py")},
+    # a workload GEMM a platform's library cannot run, or too large for it, is refused on entry
+    ("workload", "platforms"): {
+        ("workload/table.py", "platforms/limits.py"),
+        ("workload/table.py", "platforms/type_support.py")},
 }
 
 
@@ -131,7 +143,19 @@ def test_every_room_has_one_floor():
 
 def test_imports_run_up_only_where_known():
     """The API's runner and the bench API take their leases (devices.leased), stamped tables
-    (integrity.read_table) and bench rows (bench.rows) from the floors below them, not from the
-    workflow's job wrapper (jobs) above."""
-    unknown = _arrows_up() - KNOWN_UP
+    (integrity.read_table) and bench rows (bench_formats.rows) from the floors below them, not
+    from the workflow's job wrapper (jobs) above; the library logic and the platforms read the
+    benchmark formats (bench_formats), the arch table (archs.py) and file hashes (files) below
+    them, not from the bench API, the platforms or the data structures."""
+    known = set().union(*KNOWN_UP.values())
+    unknown = _arrows_up() - known
     assert not unknown, f"imports running up: {sorted(unknown)}"
+    assert len(KNOWN_UP) <= 3
+    assert all(_room(PACKAGE / a) == rooms[0] and _room(PACKAGE / b) == rooms[1]
+               for rooms, pairs in KNOWN_UP.items() for a, b in pairs)
+
+
+def test_the_known_imports_up_are_still_there():
+    """A pair that no longer runs up leaves KNOWN_UP, so the list only shrinks."""
+    gone = set().union(*KNOWN_UP.values()) - _arrows_up()
+    assert not gone, f"no longer running up, drop from KNOWN_UP: {sorted(gone)}"

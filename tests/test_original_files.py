@@ -340,7 +340,7 @@ def _tool_outputs(directory: Path) -> dict[str, str]:
 
 def test_rocm_bench_out_is_the_tools_output_through_the_api(tmp_path, monkeypatch):
     from geko_lib import bench
-    from geko_lib.bench import text as bench_text
+    from geko_lib.bench_formats import text as bench_text
 
     fake, _ = _rocm_workdir(tmp_path, monkeypatch)
     (tmp_path / "workload.yaml").write_text(BF16_ROW)
@@ -355,7 +355,7 @@ def test_rocm_bench_out_is_the_tools_output_through_the_api(tmp_path, monkeypatc
 
 
 def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(tmp_path, monkeypatch):
-    from geko_lib.bench import text as bench_text
+    from geko_lib.bench_formats import text as bench_text
 
     _, config = _rocm_workdir(tmp_path, monkeypatch)
     Path(layout.WORKLOAD).write_text(BF16_ROW + BF16_ROW.replace("K: 8192", "K: 512"))
@@ -389,7 +389,7 @@ def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(tmp_pat
 
 
 def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch):
-    from geko_lib.bench import text as bench_text
+    from geko_lib.bench_formats import text as bench_text
 
     workdir = tmp_path / "workdir"
     workdir.mkdir()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from geko_lib import cli, devices, files, phases
-from geko_lib.bench import summary, text as bench_text
+from geko_lib.bench_formats import summary, text as bench_text
 from geko_lib.campaign import layout, progress as campaign_progress, state
 
 INLINE = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from geko_lib import phases, progress, terminal, workload
-from geko_lib.bench import summary
+from geko_lib.bench_formats import summary
 from geko_lib.campaign import layout, progress as campaign_progress
 
 from .test_reliability_paths import bench_jobs

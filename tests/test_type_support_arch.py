@@ -14,7 +14,8 @@ import yaml
 from geko_lib import workload
 from geko_lib.config_schema import merged, schema_defaults
 from geko_lib.phases import Job, Paths, run_script
-from geko_lib.platforms import archs, type_support
+from geko_lib import archs
+from geko_lib.platforms import type_support
 from geko_lib.workload import WorkloadError
 
 from .conftest import ROOT

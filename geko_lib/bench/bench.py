@@ -15,7 +15,7 @@ from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.collection import load_dir
 from ..library.logic import problems_of
-from . import rows as bench_rows
+from ..bench_formats import rows as bench_rows
 from .utils import format_benchmark_output, parse_benchmark_output
 from ..log_setup import LOGGER
 

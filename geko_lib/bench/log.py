@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import rows as bench_rows, summary
+from ..bench_formats import rows as bench_rows, summary
 from .. import files, original_columns, platforms, workload
 from ..errors import GekoError
 from ..gemm import normalize_compute_type, scale_type_for

@@ -33,7 +33,7 @@ import yaml
 
 from .. import files
 from ..errors import GekoError
-from ..schemas import sha256_of
+from ..files import sha256_of
 
 STAMP_SUFFIX = ".stamp.json"
 MANIFEST = "provenance.json"
