@@ -41,10 +41,11 @@ def _stamp(path) -> dict:
     return {key: found.record[key] for key in ("platform", "library_version")}
 
 
-def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch):
+def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
+                                                                       run_phase):
     winners, api = search_api(tmp_path)
     library.operations.extract_solutions(winners, platform="sim").dump(api / "libs")
-    _, flow = search_workflow(tmp_path, monkeypatch)  # its phases, in the workdir
+    _, flow = search_workflow(tmp_path, run_phase)  # its phases, in the workdir
     config = _config(tmp_path, "search", {"search_crash_on": [CRASH]})
     phases.run(Job.for_rule("libs", Paths(layout.WINNERS), Paths(layout.LIBS), config), "extract")
 

@@ -1,4 +1,5 @@
-"""geko_lib.bench_formats.summary.summarize: total (us), % of total, sort, keep_thr (a percent), identity join.
+"""geko_lib.bench_formats.summary.summarize: total (us), % of total, sort, keep_thr (a percent),
+identity join.
 
 Expected numbers are computed by hand from original_tool.md §3.
 """
