@@ -143,17 +143,20 @@ GIVEN = {"workload_source": [], "workload_kind": "inline", "workload_value": "",
 
 @pytest.fixture
 def run_phase(monkeypatch):
-    """``run_phase(rule, workdir, config, wildcards=, given=, over=, attempt=)`` runs the phase of
-    a rule of the table through the wrapper (phases.run) in ``workdir``, as the workflow runs its
-    job: ``Job.for_rule`` with the inputs, outputs, params and log the table gives the rule for
-    this campaign's config (``rules.inputs``, ``outputs``, ``params``), its file patterns filled
-    with ``wildcards`` and a gathered input with the values of ``over`` (by default the files
-    the workdir holds). Returns the job it ran; raises what the phase raises."""
+    """``run_phase(rule, workdir, config, wildcards=, given=, over=, attempt=, script=)`` runs
+    the phase of a rule of the table through the wrapper (phases.run) in ``workdir``, as the
+    workflow runs its job: ``Job.for_rule`` with the inputs, outputs, params and log the table
+    gives the rule for this campaign's config (``rules.inputs``, ``outputs``, ``params``), its
+    file patterns filled with ``wildcards`` and a gathered input with the values of ``over`` (by
+    default the files the workdir holds). Returns the job it ran; raises what the phase raises.
+    ``script=True`` runs it through the workflow script's entry instead (``phases.run_script``:
+    a failed job ends with ``SystemExit``, as the job's process does)."""
     from geko_lib import phases
     from geko_lib.campaign import rules, state
 
     def run(rule: str, workdir, config: dict | None = None, *, wildcards: dict | None = None,
-            given: dict | None = None, over: dict | None = None, attempt: int = 1):
+            given: dict | None = None, over: dict | None = None, attempt: int = 1,
+            script: bool = False):
         entry, wildcards = rules.BY_NAME[rule], dict(wildcards or {})
         config, given = state.with_defaults(config or {}), GIVEN | (given or {})
         monkeypatch.chdir(workdir)
@@ -182,7 +185,7 @@ def run_phase(monkeypatch):
             rule, phases.Paths(**inputs),
             phases.Paths(**outputs),
             config, phases.Paths(**params), named, attempt)
-        phases.run(job, entry.phase(config["mode"]))
+        (phases.run_script if script else phases.run)(job, entry.phase(config["mode"]))
         return job
 
     return run
