@@ -41,7 +41,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from geko_lib.bench import summary  # noqa: E402
+from geko_lib.bench_formats import summary  # noqa: E402
 from geko_lib import workload  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import timing, triton_gemm as tg, tune  # noqa: E402

@@ -15,6 +15,7 @@ make geko truncate the file it points to, or hold every slot to stall our jobs.
 from __future__ import annotations
 
 import contextlib
+import logging
 import errno
 import fcntl
 import os
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import GekoError
+from .log_setup import LOGGER
+
+log = logging.getLogger(LOGGER)
 
 VISIBLE_DEVICES_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
@@ -227,3 +231,27 @@ def busy(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu") ->
     held = []
     return [(device, slot) for device, slot in _candidates([int(d) for d in devices], n_slots)
             if _is_held(_lock_path(lock_dir, namespace, device, slot))]
+
+
+@contextlib.contextmanager
+def leased(namespace: str, device_ids, n_slots: int = 1, lock_dir=None,
+           level: int = logging.INFO, allocation: bool = True):
+    """A (device, slot) of ``device_ids`` leased in the platform's ``namespace`` under
+    ``lock_dir`` (the host's default when None): every GPU job holds one, a workflow job's or
+    the API's (geko_lib.runner), so neither times a kernel on a device the other fills
+    (``allocation``: as lease). The
+    log's ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
+    intervals can be audited from the job logs (bench/bench_fanout.py)."""
+    def waiting(where) -> None:
+        # at INFO whoever asks: a run that waits for another's device says so, not a silent stall
+        log.info("every slot of %s devices %s is held by another job (locks in %s): waiting",
+                 namespace, list(device_ids), where)
+
+    with lease(device_ids, n_slots=n_slots, lock_dir=lock_dir or None,
+               namespace=namespace, allocation=allocation, on_wait=waiting) as held:
+        what = (namespace, held.device, held.slot)
+        log.log(level, "leased %s device %d slot %d at %.3f", *what, time.time())
+        try:
+            yield held
+        finally:
+            log.log(level, "freed %s device %d slot %d at %.3f", *what, time.time())

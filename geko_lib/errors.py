@@ -12,6 +12,6 @@ class GekoError(Exception):
 
 class PlatformError(GekoError, RuntimeError):
     """A platform could not do what was asked (missing tool, failed run, unknown solution).
-    Declared here, below every platform module, so the arch table (platforms.archs) and the
+    Declared here, below every platform module, so the arch table (geko_lib/archs.py) and the
     registry (platforms) both raise it without importing each other; ``platforms.PlatformError``
     is this class."""

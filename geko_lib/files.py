@@ -4,6 +4,7 @@ interrupted job never leaves a file that looks complete."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -118,3 +119,12 @@ def read_yaml(path, error: type[Exception], what: str):
         return yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise error(f"{path}: cannot read {what}: {exc}") from None
+
+
+def sha256_of(path) -> str:
+    """One file's SHA-256, read in blocks (stamps, run_state.json, a tuning build's source)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

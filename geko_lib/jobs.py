@@ -21,6 +21,9 @@ from .errors import GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
 from .log_setup import LOGGER
+# the workflow's phases read their tables and bench rows through jobs
+from .bench_formats.rows import problems_in_rows  # noqa: F401
+from .campaign.integrity import read_table  # noqa: F401
 
 log = logging.getLogger(LOGGER)
 
@@ -210,47 +213,9 @@ def on_device(config: dict, n_slots: int = 1):
 def on_lease(config: dict, n_slots: int = 1):
     """(platform, devices.Lease: device and slot) for the duration of a GPU job."""
     platform = platforms.get(config)
-    with leased(platform.name, config["devices"], n_slots, config.get("lock_dir")) as lease:
+    with devices.leased(platform.name, config["devices"], n_slots,
+                        config.get("lock_dir")) as lease:
         yield platform, lease
-
-
-@contextlib.contextmanager
-def leased(namespace: str, device_ids, n_slots: int = 1, lock_dir=None,
-           level: int = logging.INFO, allocation: bool = True):
-    """A (device, slot) of ``device_ids`` leased in the platform's ``namespace`` under
-    ``lock_dir`` (the host's default when None): every GPU job holds one, a workflow job's or
-    the API's (geko_lib.runner), so neither times a kernel on a device the other fills
-    (``allocation``: as devices.lease). The
-    log's ``leased`` and ``freed`` lines carry epoch seconds taken inside the lock, so lease
-    intervals can be audited from the job logs (bench/bench_fanout.py)."""
-    def waiting(where) -> None:
-        # at INFO whoever asks: a run that waits for another's device says so, not a silent stall
-        log.info("every slot of %s devices %s is held by another job (locks in %s): waiting",
-                 namespace, list(device_ids), where)
-
-    with devices.lease(device_ids, n_slots=n_slots, lock_dir=lock_dir or None,
-                       namespace=namespace, allocation=allocation, on_wait=waiting) as lease:
-        what = (namespace, lease.device, lease.slot)
-        log.log(level, "leased %s device %d slot %d at %.3f", *what, time.time())
-        try:
-            yield lease
-        finally:
-            log.log(level, "freed %s device %d slot %d at %.3f", *what, time.time())
-
-
-def read_table(path) -> pd.DataFrame:
-    """A results / summary CSV with identity columns typed as the workflow writes them; a table
-    with a stamp must have the rows the stamp recorded."""
-    frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
-                        na_values=[""])
-    integrity.check_rows(path, len(frame))
-    return frame
-
-
-def problems_in_rows(path) -> list[GemmProblem]:
-    """Unique problems of a YAML file of hipblaslt-bench rows, in order."""
-    rows = yaml.safe_load(Path(path).read_text()) or []
-    return list(dict.fromkeys(GemmProblem.from_row(row) for row in rows))
 
 
 def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:

@@ -1,6 +1,6 @@
 """The Python API's GPU job runner: the jobs of one rule (search.run's chunks, optim.run's
 tuning YAMLs) run in this process, one worker thread per (device, slot), each job under a device
-lease (jobs.leased) taken exactly as a workflow job takes its own: the same lock directory,
+lease (devices.leased) taken exactly as a workflow job takes its own: the same lock directory,
 the platform's namespace, the same slots. So an API run waits while a campaign's job holds the
 device it needs, and a campaign's job waits while an API run holds it.
 
@@ -19,8 +19,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Sequence
 
-from . import failures, interrupt, jobs
+from . import failures, interrupt
 from .campaign import progress as campaign_progress
+from .devices import leased
 from .errors import GekoError
 from .log_setup import LOGGER
 
@@ -75,7 +76,7 @@ def run(items: Sequence, work: Callable, *, name_of: Callable, namespace: str, d
                 return None
             # the API's own lines stay the original's: the lease lines go to DEBUG here; inside
             # a cluster allocation the jobs still share its devices by their locks
-            with jobs.leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG,
+            with leased(namespace, devices, n_slots, lock_dir, level=logging.DEBUG,
                              allocation=False) as lease:
                 try:
                     return work(item, lease)

@@ -8,7 +8,6 @@ fields ``(transA, transB, a_type, b_type, c_type, compute_type)`` with ``d_type`
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import files
+from .files import sha256_of
 from .errors import GekoError
 from .gemm import GemmError, GemmProblem, GemmType  # noqa: F401 (re-exported API)
 
@@ -64,14 +64,6 @@ class RunStateError(GekoError):
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-
-def sha256_of(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass

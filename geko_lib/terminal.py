@@ -18,13 +18,12 @@ import pandas as pd
 
 from .campaign import combine, headline, layout
 from .campaign.analysis import summary_lines
+from .campaign.start import COMMAND_ENV
 
 PREFIX = "geko: "
 MODEL_NOTICE = ("platform sim: an analytic GPU model, no GPU is used; every time, GFLOP/s and "
                 "uplift of this run is a model prediction, not a measurement")
 MODEL_REMINDER = "these numbers are model predictions of the sim platform, not measurements"
-# set in snakemake's environment by the geko command, which prints the closing lines itself
-COMMAND_ENV = "GEKO_COMMAND"
 COMPLETED = {"search": "Search workflow completed successfully!",
              "tune": "Optimization workflow completed successfully!"}
 
@@ -76,7 +75,7 @@ def platform_notice(config: dict, why: str = "") -> str:
 def bench_table(workdir: Path) -> pd.DataFrame:
     """GEMM, calls, us, GFLOP/s and share of GEMM time of the baseline, largest share first."""
     from . import jobs, workload
-    from .bench import summary
+    from .bench_formats import summary
 
     rows = workload.read(workdir / layout.WORKLOAD)
     baseline = jobs.read_table(workdir / layout.BASELINE)

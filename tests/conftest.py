@@ -134,6 +134,63 @@ def campaign(tmp_path):
     return lambda **config: Campaign(tmp_path, **config)
 
 
+# the values the workflow works out when it starts (workflow/rules/common.smk GIVEN), for a job
+# whose test names none: an --inline workload
+GIVEN = {"workload_source": [], "workload_kind": "inline", "workload_value": "",
+         "model_options": {}, "stem": "workload", "baseline_duration": None,
+         "combine_sources": [], "landing_template": ""}
+
+
+@pytest.fixture
+def run_phase(monkeypatch):
+    """``run_phase(rule, workdir, config, wildcards=, given=, over=, attempt=, script=)`` runs
+    the phase of a rule of the table through the wrapper (phases.run) in ``workdir``, as the
+    workflow runs its job: ``Job.for_rule`` with the inputs, outputs, params and log the table
+    gives the rule for this campaign's config (``rules.inputs``, ``outputs``, ``params``), its
+    file patterns filled with ``wildcards`` and a gathered input with the values of ``over`` (by
+    default the files the workdir holds). Returns the job it ran; raises what the phase raises.
+    ``script=True`` runs it through the workflow script's entry instead (``phases.run_script``:
+    a failed job ends with ``SystemExit``, as the job's process does)."""
+    from geko_lib import phases
+    from geko_lib.campaign import rules, state
+
+    def run(rule: str, workdir, config: dict | None = None, *, wildcards: dict | None = None,
+            given: dict | None = None, over: dict | None = None, attempt: int = 1,
+            script: bool = False):
+        entry, wildcards = rules.BY_NAME[rule], dict(wildcards or {})
+        config, given = state.with_defaults(config or {}), GIVEN | (given or {})
+        monkeypatch.chdir(workdir)
+
+        def files(value):
+            if isinstance(value, list):
+                return [files(each) for each in value]
+            if isinstance(value, rules.Gather):
+                found = (over or {}).get(value.over)
+                if found is None:
+                    return sorted(str(p) for p in Path().glob(
+                        rules.fill(value.pattern, {value.over: "*"})))
+                return [rules.fill(value.pattern, {value.over: each}) for each in found]
+            if isinstance(value, rules.Directory):
+                value = value.pattern
+            return rules.fill(value, wildcards)
+
+        outputs = {k: files(v) for k, v in rules.outputs(entry, config, given).items()}
+        for path in outputs.values():  # as Snakemake makes them before a job runs
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        named = phases.Paths(**wildcards)
+        params = {name: value(named) if callable(value) else value
+                  for name, value in rules.params(entry, config, given).items()}
+        inputs = {k: files(v) for k, v in rules.inputs(entry, config, given).items()}
+        job = phases.Job.for_rule(
+            rule, phases.Paths(**inputs),
+            phases.Paths(**outputs),
+            config, phases.Paths(**params), named, attempt)
+        (phases.run_script if script else phases.run)(job, entry.phase(config["mode"]))
+        return job
+
+    return run
+
+
 SIZES = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\nSizes:\n" \
         "  - [6144, 16, 1, 4096]\n  - [4096, 8, 1, 14336]\n  - [2048, 2048, 1, 2048]\n"
 # one GEMM: the `geko` tune campaigns (a GA job per GEMM type and size group is CPU time)

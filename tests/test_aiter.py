@@ -13,9 +13,8 @@ import pandas as pd
 import pytest
 
 from geko_lib import platforms, search, workload
-from geko_lib.config_schema import merged, schema_defaults
+from geko_lib.campaign import layout
 from geko_lib.library import exports
-from geko_lib.phases import Job, Paths, run as run_phase
 from geko_lib.workload import WorkloadError
 from tests.conftest import FIXTURES
 from tests.rocm_fake import INVOKE_PATH, build_fake_hipblaslt, fixture_logic
@@ -107,26 +106,23 @@ def kept_results(winners: pd.DataFrame) -> pd.DataFrame:
                                     us_tuned=winners["us"], error_tuned=0.001)
 
 
-def run_exports(tmp_path, winners, untuned, *, searched=True):
-    """The exports phase of a campaign over ``untuned`` whose kept kernels are ``winners``
-    (searched: winners.csv is the dense search's; else the kernels are tuned ones)."""
-    final = tmp_path / "results" / "final_results.csv"
+def run_exports(run_phase, tmp_path, winners, untuned, *, searched=True):
+    """The ingest and exports phases of a campaign in ``tmp_path`` over ``untuned`` whose kept
+    kernels are ``winners`` (searched: winners.csv is the dense search's; else the kernels are
+    tuned ones), as the workflow runs their jobs; the exports job's outputs."""
+    config = {"platform": "rocm", "arch": "gfx942_80cu",
+              "mode": "search" if searched else "tune"}
+    run_phase("ingest", tmp_path, config, given={
+        "workload_source": [str(untuned)], "workload_kind": "log", "workload_value": str(untuned)})
+    final = tmp_path / layout.FINAL_RESULTS
     final.parent.mkdir(exist_ok=True)
     kept_results(winners).to_csv(final, index=False)
-    sources = {"workload": str(untuned)}
     if searched:
-        winners.to_csv(tmp_path / "winners.csv", index=False)
-        sources["searched"] = str(tmp_path / "winners.csv")
-    out = Paths(override=str(tmp_path / "o.txt"), tunableop=str(tmp_path / "t.csv"),
-                library_index=str(tmp_path / "library_index.json"),
-                aiter=str(tmp_path / "aiter.csv"))
-    config = merged(schema_defaults(), {"platform": "rocm", "arch": "gfx942_80cu",
-                                        "mode": "search" if searched else "tune"})
-    run_phase(Job("exports", Paths(str(final), **sources), out, config), "exports")
-    return out
+        winners.to_csv(tmp_path / layout.WINNERS, index=False)
+    return run_phase("exports", tmp_path, config).output
 
 
-def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
+def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path, run_phase):
     """aiter's untuned CSV -> the rocm dense search (replay) -> the exports phase: every row's
     (M, N, K, bias, dtype, outdtype, scaleAB, bpreshuffle) is the key aiter logged, with the
     campaign's gfx/cu_num, and solidx the index the stock library has the winner under."""
@@ -134,7 +130,7 @@ def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
     problems = workload.problems(workload.read(untuned))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     assert (winners["solution_index"] > 300000).all()  # the fake numbers its library so
-    out = run_exports(tmp_path, winners, untuned)
+    out = run_exports(run_phase, tmp_path, winners, untuned)
 
     tuned = pd.read_csv(out.aiter)
     assert list(tuned.columns) == list(exports.AITER_TUNED_COLUMNS)
@@ -157,7 +153,7 @@ def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path):
     assert index["library_version"] == rocm.library_version
 
 
-def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, capfd):
+def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, run_phase, capfd):
     """The untuned CSV logs one GEMM with and without a bias: the kernel geko timed (no bias
     epilogue) answers the bias=False key only; the bias=True call is left out, with a line."""
     bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
@@ -165,21 +161,22 @@ def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, capfd)
     problems = workload.problems(workload.read(untuned))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     assert len(winners) == 1  # one GEMM: hipBLASLt's identity has no bias
-    out = run_exports(tmp_path, winners, untuned)
+    out = run_exports(run_phase, tmp_path, winners, untuned)
     tuned = pd.read_csv(out.aiter)
     assert tuned["bias"].tolist() == [False] and tuned["M"].tolist() == [16]
     said = capfd.readouterr().err
     assert "1 kept GEMM(s) or call(s) left out" in said and "bias epilogue" in said
 
 
-def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(rocm, tmp_path, capfd):
+def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(
+        rocm, tmp_path, run_phase, capfd):
     """Tune mode: the kept kernels exist only in geko's library. The override and TunableOp
     files hold that library's indices and library_index.json names it and its build; aiter's
     table, which has no field to name a library, leaves them out with a line."""
     untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
     problems = workload.problems(workload.read(untuned))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
-    out = run_exports(tmp_path, winners, untuned, searched=False)
+    out = run_exports(run_phase, tmp_path, winners, untuned, searched=False)
     # index 0 is left out of the override file: hipBLASLt ignores entries with index <= 0
     assert exports.read_tuning_override(out.override)["solution_index"].tolist() == [1]
     assert exports.read_tunableop(out.tunableop)["solution_index"].tolist() == [0, 1]
@@ -213,7 +210,7 @@ def test_only_a_platform_of_real_hipblaslt_indices_lists_the_aiter_table(name, l
     assert ("aiter_tuned" in caps.exports) is listed
 
 
-def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, capfd):
+def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, run_phase, capfd):
     """TunableOp (PyTorch >= 2.7) looks a call up with its lda/ldb/ldc: a GEMM the application
     calls with two leading dimensions of A gets one line per call key, not one packed line;
     its bias call (GemmAndBiasTunableOp, not timed with the epilogue) is left out, with a line."""
@@ -226,7 +223,7 @@ def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, cap
                 + row.format(lda=15360, bias="true"), "app.yaml")
     problems = workload.problems(workload.read(log))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
-    out = run_exports(tmp_path, winners, log)
+    out = run_exports(run_phase, tmp_path, winners, log)
     lines = exports.read_tunableop(out.tunableop)
     assert lines["params_signature"].tolist() == ["tn_2048_16_15360_ld_15360_15360_2048",
                                                   "tn_2048_16_15360_ld_16384_15360_2048"]

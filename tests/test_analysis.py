@@ -12,7 +12,7 @@ import pytest
 
 from geko_lib.campaign import analysis
 from geko_lib.gemm import GEMM_FIELDS
-from geko_lib.bench.summary import PCT
+from geko_lib.bench_formats.summary import PCT
 
 TYPE = {"transA": "T", "transB": "N", "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
         "c_type": "bf16_r", "d_type": "bf16_r", "compute_type": "c_f32_r",

@@ -1,6 +1,6 @@
 """The two doors on the same input, in process on the sim platform: the Python API as the README
 shows it (search.run then extract_solutions; optim.configure, optim.run then merge_solutions)
-and the workflow's phases as its jobs run them (phases.run on jobs of the rule table) write the
+and the workflow's phases as its jobs run them (run_phase: jobs of the rule table) write the
 same libraries, the same failure files (one failed_jobs.log format) and whole stamps recording
 the same platform and library."""
 
@@ -9,10 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from geko_lib import failures, library, optim, phases
+from geko_lib import failures, library, optim
 from geko_lib.campaign import integrity, layout, state
 from geko_lib.gemm import GemmProblem
-from geko_lib.phases import Job, Paths
 from geko_lib.schemas import GemmConfig, GemmType
 from geko_lib.tuning import ga
 
@@ -41,12 +40,13 @@ def _stamp(path) -> dict:
     return {key: found.record[key] for key in ("platform", "library_version")}
 
 
-def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch):
+def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
+                                                                       run_phase):
     winners, api = search_api(tmp_path)
     library.operations.extract_solutions(winners, platform="sim").dump(api / "libs")
-    _, flow = search_workflow(tmp_path, monkeypatch)  # its phases, in the workdir
+    _, flow = search_workflow(tmp_path, run_phase)  # its phases, in the workdir
     config = _config(tmp_path, "search", {"search_crash_on": [CRASH]})
-    phases.run(Job.for_rule("libs", Paths(layout.WINNERS), Paths(layout.LIBS), config), "extract")
+    run_phase("libs", tmp_path / "workdir", config)  # search mode: extract
 
     assert _libraries(api / "libs") == _libraries(layout.LIBS) != {}
     for name in (failures.FAILED_JOBS, failures.FAILED_GEMMS, "processed.csv"):
@@ -64,14 +64,8 @@ def _tuning_yamls(directory) -> list[Path]:
                            output_dir=directory, arch="gfx950", platform="sim")
 
 
-def _optimize_job(name: str, config: dict, attempt: int) -> Job:
-    return Job.for_rule("optimize", Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
-                        Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)), config,
-                        wildcards=Paths(cfg=name), attempt=attempt)
-
-
 def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
-                                                                      capsys):
+                                                                      capsys, run_phase):
     monkeypatch.setattr(ga.GAConfig, "n_gen", 2)
     sim = {"crash_on": [TUNE_CRASH]}
     api = tmp_path / "api" / "optimizations"
@@ -92,11 +86,13 @@ def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, 
         # the workflow's attempts: Snakemake runs a failed job again until its last attempt
         for attempt in range(1, 1 + config["tune_retries"] + 1):
             try:
-                phases.run(_optimize_job(path.stem, config, attempt), "optimize")
+                run_phase("optimize", workdir, config, wildcards={"cfg": path.stem},
+                          attempt=attempt)
                 break
             except Exception:  # noqa: BLE001 - the attempt failed; Snakemake would retry
                 assert TUNE_CRASH in path.stem and attempt <= config["tune_retries"]
-    phases.run(Job.for_rule("libs", Paths(), Paths(layout.LIBS), config), "merge_tuned")
+    # tune mode: merge_tuned, over every tuning job the configure phase made
+    run_phase("libs", workdir, config, over={"cfg": [path.stem for path in yamls]})
 
     assert _libraries(api.parent / "libs") == _libraries(workdir / layout.LIBS) != {}
     crashed = [p.stem for p in yamls if TUNE_CRASH in p.stem]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from geko_lib.campaign import analysis
-from geko_lib.bench.summary import PCT
+from geko_lib.bench_formats.summary import PCT
 
 BF16 = {"transA": "T", "transB": "N", "batch_count": 1, "a_type": "bf16_r", "b_type": "bf16_r",
         "c_type": "bf16_r", "d_type": "bf16_r", "compute_type": "c_f32_r", "scaleA": 0,

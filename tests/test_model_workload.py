@@ -15,7 +15,6 @@ import yaml
 from geko_lib import cli, workload
 from geko_lib.campaign import state
 from geko_lib.config_schema import merged, schema_defaults
-from geko_lib.phases import Job, Paths, run as run_phase
 from geko_lib.workload import WorkloadError
 from tests.conftest import FIXTURES
 
@@ -233,14 +232,14 @@ def test_the_config_bytes_and_the_options_are_the_workload_identity(tmp_path):
     assert edited["input_sha256"] != base["input_sha256"]
 
 
-def test_the_ingest_phase_writes_the_model_workload(tmp_path):
+def test_the_ingest_phase_writes_the_model_workload(tmp_path, run_phase):
     config = full(workload_model=str(MODELS / "llama3_70b.json"), model_tp=8,
                   model_tokens=[1, 512], platform="sim")
-    out = tmp_path / "workload.yaml"
-    run_phase(Job("ingest", Paths(config["workload_model"]), Paths(str(out)), config,
-                  params=Paths(kind="model", value=config["workload_model"]),
-                  log=[str(tmp_path / "ingest.log")]), "ingest")
-    rows = yaml.safe_load(out.read_text())
+    model = config["workload_model"]
+    job = run_phase("ingest", tmp_path, config, given={  # common.smk's GIVEN for a --model
+        "workload_source": [model], "workload_kind": "model", "workload_value": model,
+        "model_options": workload.model_config.options(config)})
+    rows = yaml.safe_load((tmp_path / job.output.workload).read_text())
     assert {(r["M"], r["K"]) for r in rows} == FAMILIES["llama3_70b.json", 8]
     # the prefill of 512 tokens runs its lm-head on the last token of each of 256 sequences
     assert {r["N"] for r in rows} == {1, 512, 256} and len(rows) == 10

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from geko_lib import failures, phases, search
-from geko_lib.campaign import layout, state
+from geko_lib.campaign import layout
 from geko_lib.gemm import GemmProblem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,24 +34,18 @@ def _api(tmp_path):
     return winners, out
 
 
-def _workflow(tmp_path, monkeypatch):
+def _workflow(tmp_path, run_phase):
     """The two phases in a workdir, as the workflow's jobs run them (one chunk)."""
     workdir = tmp_path / "workdir"
     (workdir / layout.SEARCH_CHUNKS).mkdir(parents=True)
-    monkeypatch.chdir(workdir)
     chunk = "gemms_0-2"
-    chunk_file = layout.fill(layout.SEARCH_CHUNK, chunk=chunk)
-    Path(chunk_file).write_text(yaml.safe_dump(_rows(), sort_keys=False))
-    config = state.with_defaults({
-        "platform": "sim", "arch": "gfx950", "devices": [0], "lock_dir": str(tmp_path / "locks"),
-        "sim": {"search_crash_on": [CRASH]}, "search_duration": 0.01})
-    data = layout.fill(layout.SEARCH_DATA, chunk=chunk)
-    failed = layout.fill(layout.SEARCH_CHUNK_FAILED, chunk=chunk)
-    phases.run(phases.Job("search_chunk", phases.Paths(chunk_file),
-                          phases.Paths(data=data, failed=failed), config,
-                          wildcards=phases.Paths(chunk=chunk)), "search_chunk")
-    phases.run(phases.Job("winners", phases.Paths(data=[data], failed=[failed]),
-                          phases.Paths(layout.WINNERS), config), "winners")
+    chunk_file = workdir / layout.fill(layout.SEARCH_CHUNK, chunk=chunk)
+    chunk_file.write_text(yaml.safe_dump(_rows(), sort_keys=False))
+    config = {"platform": "sim", "arch": "gfx950", "devices": [0],
+              "lock_dir": str(tmp_path / "locks"), "sim": {"search_crash_on": [CRASH]},
+              "search_duration": 0.01}
+    run_phase("search_chunk", workdir, config, wildcards={"chunk": chunk})
+    run_phase("winners", workdir, config)
     return pd.read_csv(layout.WINNERS), workdir / layout.SEARCH_DIR
 
 
@@ -61,9 +55,9 @@ def _choice(winners: pd.DataFrame) -> dict:
 
 
 def test_api_and_workflow_pick_the_same_winners_and_write_the_same_failure_files(
-        tmp_path, monkeypatch):
+        tmp_path, run_phase):
     api_winners, api_dir = _api(tmp_path)
-    flow_winners, flow_dir = _workflow(tmp_path, monkeypatch)
+    flow_winners, flow_dir = _workflow(tmp_path, run_phase)
     assert _choice(api_winners) == _choice(flow_winners)
     assert len(_choice(flow_winners)) == 2 and not any(CRASH in n for n in _choice(flow_winners))
     for name in (failures.FAILED_JOBS, failures.FAILED_GEMMS):
@@ -74,12 +68,12 @@ def test_api_and_workflow_pick_the_same_winners_and_write_the_same_failure_files
 
 
 def test_api_winners_have_the_columns_and_values_of_the_workflows_winners_csv(
-        tmp_path, monkeypatch):
+        tmp_path, run_phase):
     """search.run's winners carry the original's columns (solutionIdx, solution, lib_source,
     hipblaslt-Gflops ...) as winners.csv does: a script written for the original's
     search.run read winners["solutionIdx"] and got a KeyError from the API alone."""
     api_winners, _ = _api(tmp_path)
-    flow_winners, _ = _workflow(tmp_path, monkeypatch)
+    flow_winners, _ = _workflow(tmp_path, run_phase)
     assert list(api_winners.columns) == list(flow_winners.columns)
     order = ["m", "n", "k"]
     columns = ["solutionIdx", "solution", "lib_source", "hipblaslt-Gflops", "hipblaslt-GB/s"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from geko_lib import optim, phases, terminal
+from geko_lib import optim, terminal
 from geko_lib.campaign import layout, rules, state
 from geko_lib.schemas import GemmConfig, GemmType
 
@@ -51,25 +51,20 @@ def _config(tmp_path, **extra) -> dict:
                                 "devices": [0], "lock_dir": str(tmp_path / "locks"), **extra})
 
 
-def configure_workdir(tmp_path, monkeypatch, settings=None, **tune_options) -> tuple[Path, dict]:
+def configure_workdir(tmp_path, run_phase, settings=None, **tune_options) -> tuple[Path, dict]:
     """A workdir whose configure phase ran in process, as the workflow's checkpoint runs it."""
     workdir = tmp_path / "workdir"
     workdir.mkdir()
-    monkeypatch.chdir(workdir)
     _gemms_csv(workdir / layout.GEMMS)
     config = _config(tmp_path, tune_options=tune_options, **(settings or {}))
-    job = phases.Job("configure", phases.Paths(layout.GEMMS),
-                     phases.Paths(layout.TUNING_MANIFEST), config,
-                     params=phases.Paths(arch="gfx950", backend="ductile", options=tune_options,
-                                         workload_kind="list", workload_value="sizes.yaml"),
-                     log=[rules.rule_log("configure")])
-    phases.run(job, "configure")
+    run_phase("configure", workdir, config,
+              given={"workload_kind": "list", "workload_value": "sizes.yaml"})
     return workdir, config
 
 
 def test_workflow_configure_phase_logs_them_and_the_terminal_shows_the_counts(
-        tmp_path, monkeypatch, capsys):
-    workdir, config = configure_workdir(tmp_path, monkeypatch)
+        tmp_path, monkeypatch, capsys, run_phase):
+    workdir, config = configure_workdir(tmp_path, run_phase)
     yamls = terminal.tuning_yamls(workdir)
     assert yamls
     job_log = (workdir / rules.rule_log("configure")).read_text().splitlines()
@@ -111,19 +106,17 @@ def _bench_table(path: Path, side: str) -> str:
     return str(path)
 
 
-def test_analyze_phase_writes_the_original_columns_and_dashboard_data(tmp_path, monkeypatch):
+def test_analyze_phase_writes_the_original_columns_and_dashboard_data(
+        tmp_path, monkeypatch, run_phase):
     workdir = tmp_path / "workdir"
     (workdir / "results").mkdir(parents=True)
     monkeypatch.chdir(workdir)
     _gemms_csv(workdir / layout.SUMMARY)
     config = _config(tmp_path, verify=False)
-    outputs = phases.Paths(raw=layout.RAW_RESULTS, final=layout.FINAL_RESULTS,
-                           dashboard=layout.DASHBOARD, metrics=layout.METRICS)
-    phases.run(phases.Job("analyze", phases.Paths(
-        reference=[_bench_table(tmp_path / "ref.csv", "reference")],
-        tuned=[_bench_table(tmp_path / "tuned.csv", "tuned")], verify=[],
-        summary=layout.SUMMARY), outputs, config,
-        params=phases.Paths(up_thr=1.03, err_thr=0.03)), "analyze")
+    for table, kind in ((layout.BENCH_REFERENCE, "reference"), (layout.BENCH_TUNED, "tuned")):
+        (workdir / layout.fill(table, lib="L")).parent.mkdir(parents=True, exist_ok=True)
+        _bench_table(workdir / layout.fill(table, lib="L"), kind)
+    run_phase("analyze", workdir, config)
     raw = pd.read_csv(layout.RAW_RESULTS)
     assert list(raw["MT_reference"]) == ["256x128x32"] * 2
     assert list(raw["MI_reference"]) == ["16x16x1"] * 2
@@ -188,23 +181,19 @@ def test_api_optimize_keeps_running_jobs_log(tmp_path, monkeypatch):
     assert (out / "running_jobs.log").read_text() == ""  # nothing runs any more
 
 
-def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch):
-    workdir, config = configure_workdir(tmp_path, monkeypatch)
+def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch, run_phase):
+    workdir, config = configure_workdir(tmp_path, run_phase)
     yamls = terminal.tuning_yamls(workdir)[:1]
     _short_ga(monkeypatch)
     seen = _watch_running_jobs(monkeypatch, Path(layout.TUNING_DIR), tmp_path / "seen")
     name = yamls[0].stem
-    job = phases.Job("optimize", phases.Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
-                     phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)),
-                     dict(config, devices=[5]), wildcards=phases.Paths(cfg=name),
-                     log=[f"logs/optimize/{name}.log"])
-    phases.run(job, "optimize")
+    run_phase("optimize", workdir, dict(config, devices=[5]), wildcards={"cfg": name})
     assert any((workdir / layout.fill(layout.BUILD_LOGIC, cfg=name)).iterdir())
     _running_lines(seen, "5", f"logs/optimize/{name}.log")
     assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""
 
 
-def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch):
+def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch, run_phase):
     """search/processed.csv: the GEMMs searched, GEMM_FIELDS only, from search.run as from the
     workflow's search_chunk + winners phases (test_one_engine runs both on the same GEMMs); a
     GEMM whose search failed is not in it."""
@@ -213,7 +202,7 @@ def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch):
     from tests.test_one_engine import CRASH, GEMMS, _api, _workflow
 
     _, api_dir = _api(tmp_path)
-    _, flow_dir = _workflow(tmp_path, monkeypatch)
+    _, flow_dir = _workflow(tmp_path, run_phase)
     processed = (flow_dir / search.PROCESSED).read_text()
     assert processed == (api_dir / search.PROCESSED).read_text()
     table = pd.read_csv(flow_dir / search.PROCESSED)
@@ -302,16 +291,17 @@ def test_mx_keys_of_a_list_yaml_are_refused(tmp_path, monkeypatch, capsys):
     _refused(capsys, tmp_path, code, "workload.yaml:6: MX: True: ", "MX (block-scaled)")
 
 
-def test_workflow_configure_writes_mi_finder_log_when_mi_log_is_on(tmp_path, monkeypatch):
-    workdir, _ = configure_workdir(tmp_path, monkeypatch, MI_LOG=True)
+def test_workflow_configure_writes_mi_finder_log_when_mi_log_is_on(
+        tmp_path, monkeypatch, run_phase):
+    workdir, _ = configure_workdir(tmp_path, run_phase, MI_LOG=True)
     mi_dir = workdir / layout.TUNING_DIR / "MI_finder_log" / "BBS_TN"
     assert sorted(p.name for p in mi_dir.iterdir()) == sorted(
         f"BBS_TN_M{m}_N{n}_B{b}_K{k}.log" for m, n, b, k in SIZES)
     assert all("selected:" in p.read_text() for p in mi_dir.iterdir())
 
 
-def test_no_mi_finder_log_without_mi_log(tmp_path, monkeypatch):
-    workdir, _ = configure_workdir(tmp_path, monkeypatch)
+def test_no_mi_finder_log_without_mi_log(tmp_path, monkeypatch, run_phase):
+    workdir, _ = configure_workdir(tmp_path, run_phase)
     assert terminal.tuning_yamls(workdir)
     assert not list(workdir.rglob("MI_finder_log"))
 
@@ -340,7 +330,7 @@ def _tool_outputs(directory: Path) -> dict[str, str]:
 
 def test_rocm_bench_out_is_the_tools_output_through_the_api(tmp_path, monkeypatch):
     from geko_lib import bench
-    from geko_lib.bench import text as bench_text
+    from geko_lib.bench_formats import text as bench_text
 
     fake, _ = _rocm_workdir(tmp_path, monkeypatch)
     (tmp_path / "workload.yaml").write_text(BF16_ROW)
@@ -354,42 +344,34 @@ def test_rocm_bench_out_is_the_tools_output_through_the_api(tmp_path, monkeypatc
     assert len(frame) == 1
 
 
-def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(tmp_path, monkeypatch):
-    from geko_lib.bench import text as bench_text
+def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(
+        tmp_path, monkeypatch, run_phase):
+    from geko_lib.bench_formats import text as bench_text
 
     _, config = _rocm_workdir(tmp_path, monkeypatch)
     Path(layout.WORKLOAD).write_text(BF16_ROW + BF16_ROW.replace("K: 8192", "K: 512"))
     part = "part_0_of_1"
     part_csv = layout.fill(layout.BASELINE_PART, part=part)
     part_out = str(bench_text.out_beside(part_csv))
-    phases.run(phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
-                          phases.Paths(part_csv, out=part_out), config,
-                          wildcards=phases.Paths(part=part)), "baseline")
+    run_phase("baseline_part", ".", config, wildcards={"part": part})
     (printed,) = _tool_outputs(Path(part_csv).parent).values()
     assert Path(part_out).read_text() == printed and not bench_text.is_rendered(printed)
     stem = "workload"
-    phases.run(phases.Job(
-        "baseline", phases.Paths(workload=layout.WORKLOAD, parts=[part_csv], part_outs=[part_out]),
-        phases.Paths(table=layout.BASELINE, bench_log=layout.fill(layout.BENCH_LOG, stem=stem),
-                     bench_out=layout.fill(layout.BENCH_OUT, stem=stem)),
-        config, params=phases.Paths(duration=None, rotating_mb=config["rotating_mb"])),
-        "baseline_merge")
+    run_phase("baseline", ".", config, given={"stem": stem}, over={"part": [part]})
     assert Path(layout.fill(layout.BENCH_OUT, stem=stem)).read_text() == printed
     # the comparison's reference bench: its .out beside its table, as the tool printed it
     Path(layout.BENCH_INPUT.format(lib="L")).parent.mkdir(parents=True, exist_ok=True)
     Path(layout.BENCH_INPUT.format(lib="L")).write_text(
         Path(layout.fill(layout.BENCH_LOG, stem=stem)).read_text())
     reference = layout.BENCH_REFERENCE.format(lib="L")
-    phases.run(phases.Job("bench_reference", phases.Paths(rows=layout.BENCH_INPUT.format(lib="L")),
-                          phases.Paths(reference, out=str(bench_text.out_beside(reference))),
-                          config, wildcards=phases.Paths(lib="L")), "bench_library")
+    run_phase("bench_reference", ".", config, wildcards={"lib": "L"})
     (compared,) = _tool_outputs(Path(reference).parent).values()
     assert bench_text.out_beside(reference).read_text() == compared
     assert not bench_text.is_rendered(compared)
 
 
-def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch):
-    from geko_lib.bench import text as bench_text
+def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch, run_phase):
+    from geko_lib.bench_formats import text as bench_text
 
     workdir = tmp_path / "workdir"
     workdir.mkdir()
@@ -397,9 +379,7 @@ def test_sim_outs_are_rendered_tables_saying_so(tmp_path, monkeypatch):
     Path(layout.WORKLOAD).write_text(BF16_ROW)
     part_csv = layout.fill(layout.BASELINE_PART, part="part_0_of_1")
     part_out = str(bench_text.out_beside(part_csv))
-    phases.run(phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
-                          phases.Paths(part_csv, out=part_out), _config(tmp_path),
-                          wildcards=phases.Paths(part="part_0_of_1")), "baseline")
+    run_phase("baseline_part", workdir, _config(tmp_path), wildcards={"part": "part_0_of_1"})
     text = Path(part_out).read_text()
     assert bench_text.is_rendered(text) and "model predictions" in text.splitlines()[0]
 
@@ -414,13 +394,12 @@ def test_api_search_refuses_a_reference_library(tmp_path):
     assert not (tmp_path / "s").exists()
 
 
-def test_a_job_killed_by_the_stall_watchdog_leaves_no_running_line(tmp_path, monkeypatch):
-    workdir, config = configure_workdir(tmp_path, monkeypatch, settings={
+def test_a_job_killed_by_the_stall_watchdog_leaves_no_running_line(
+        tmp_path, monkeypatch, run_phase):
+    workdir, config = configure_workdir(tmp_path, run_phase, settings={
         "stall_timeout": 1, "tune_retries": 0, "sim": {"stall_on": ["M128_N128"]}})
     name = terminal.tuning_yamls(workdir)[0].stem
-    job = phases.Job("optimize", phases.Paths(layout.fill(layout.TUNING_YAML, cfg=name)),
-                     phases.Paths(layout.fill(layout.BUILD_LOGIC, cfg=name)), config,
-                     wildcards=phases.Paths(cfg=name), log=[f"logs/optimize/{name}.log"])
-    phases.run(job, "optimize")  # its last attempt: skipped, the campaign goes on
+    # its last attempt: skipped, the campaign goes on
+    job = run_phase("optimize", workdir, config, wildcards={"cfg": name})
     assert "no progress in" in (workdir / job.log[0]).read_text()
     assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from geko_lib import log_setup
-from geko_lib.bench import rows as bench_rows
+from geko_lib.bench_formats import rows as bench_rows
 from geko_lib.gemm import GemmProblem
 from geko_lib.platforms.rocm.bench import read_bench_output
 

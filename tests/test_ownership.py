@@ -231,7 +231,7 @@ def test_shape_retirement_is_off_by_default():
 
 
 def test_the_search_baseline_uses_the_originals_iteration_counts():
-    from geko_lib.bench import rows
+    from geko_lib.bench_formats import rows
 
     config = campaign_state.with_defaults({})
     assert rows.baseline_duration(config) is None  # search/tune: iters 100, cold 20

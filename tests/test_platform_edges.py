@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from geko_lib import search
-from geko_lib.bench import summary
+from geko_lib.bench_formats import summary
 from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.platforms import PlatformError
 from geko_lib.search import chunk_bounds

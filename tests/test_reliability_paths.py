@@ -2,7 +2,8 @@
 that is a file or under one, a read-only workdir, a full disk in a phase, names that are not
 UTF-8. Each is refused with one line naming the path and what is wrong, exit non-zero, nothing
 lost and no traceback: through the ``geko`` command in process (before snakemake starts) and
-through the workflow's phases run in process as their jobs run them (``phases.run``)."""
+through the workflow's phases run in process as their jobs run them (``run_phase``: jobs of the
+rule table)."""
 
 import errno
 import os
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import cli, devices, files, phases
-from geko_lib.bench import summary, text as bench_text
+from geko_lib import cli, devices, files
+from geko_lib.bench_formats import rows as bench_rows, summary
 from geko_lib.campaign import layout, progress as campaign_progress, state
 
 INLINE = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]
@@ -173,42 +174,26 @@ def test_subcommands_tell_a_symlink_loop_in_one_line(tmp_path, capsys):
 
 # --- a full disk in the workflow's phases -----------------------------------------------------
 
-PHASE_ORDER = ("ingest", "baseline_part", "baseline", "summarize")
+BENCH_RULES = ("ingest", "baseline_part", "baseline", "summarize")
 
 
-def bench_jobs(tmp_path, log_file=None, n_gemms: int = 1) -> list[tuple[str, phases.Job]]:
-    """The bench phases of a workload (a 1-GEMM inline one, or the log ``log_file`` of
-    ``n_gemms`` GEMMs) on one device, as the workflow hands them their files."""
-    kind, value = ("log", str(log_file)) if log_file else ("inline", INLINE[1:])
+def bench_steps(tmp_path, log_file=None, n_gemms: int = 1) -> list[tuple[str, dict]]:
+    """The bench rules' jobs of a workload (a 1-GEMM inline one, or the log ``log_file`` of
+    ``n_gemms`` GEMMs) on one device, as ``run_phase``'s rule and arguments: the campaign's
+    config, what the workflow works out from it when it starts (common.smk's GIVEN), the job's
+    part and the parts the merge gathers."""
+    kind, value = ("log", str(log_file)) if log_file else ("inline", " ".join(INLINE[1:]))
     config = state.with_defaults({
         "platform": "sim", "arch": "gfx950", "devices": [0], "mode": "search",
-        "lock_dir": str(tmp_path / "locks"), f"workload_{kind}": value if log_file
-        else " ".join(value), "bench_timing": "duration", "bench_duration": 0.01})
-    part = summary.part_names(n_gemms, 1)[0]
-    stem = layout.benchmark_stem(kind, value if log_file else "")
-    log = lambda name: [f"logs/{name}.log"]
-    return [
-        ("ingest", phases.Job("ingest", phases.Paths(*([value] if log_file else [])),
-                              phases.Paths(layout.WORKLOAD), config,
-                              params=phases.Paths(kind=kind, value=value), log=log("ingest"))),
-        ("baseline", phases.Job("baseline_part", phases.Paths(layout.WORKLOAD),
-                                phases.Paths(layout.fill(layout.BASELINE_PART, part=part),
-                                             out=str(bench_text.out_beside(layout.fill(
-                                                 layout.BASELINE_PART, part=part)))),
-                                config, wildcards=phases.Paths(part=part),
-                                log=log(f"baseline/{part}"))),
-        ("baseline_merge", phases.Job(
-            "baseline", phases.Paths(workload=layout.WORKLOAD,
-                                     parts=[layout.fill(layout.BASELINE_PART, part=part)]),
-            phases.Paths(table=layout.BASELINE, bench_log=layout.fill(layout.BENCH_LOG, stem=stem),
-                         bench_out=layout.fill(layout.BENCH_OUT, stem=stem)),
-            config, params=phases.Paths(duration=0.01, rotating_mb=config["rotating_mb"]),
-            log=log("baseline"))),
-        ("summarize", phases.Job("summarize", phases.Paths(workload=layout.WORKLOAD,
-                                                           baseline=[layout.BASELINE]),
-                                 phases.Paths(summary=layout.SUMMARY, gemms="gemms.csv"),
-                                 config, params=phases.Paths(keep_thr=0.5), log=log("summarize"))),
-    ]
+        "lock_dir": str(tmp_path / "locks"), f"workload_{kind}": value,
+        "bench_timing": "duration", "bench_duration": 0.01, "keep_thr": 0.5})
+    given = {"workload_source": [value] if log_file else [], "workload_kind": kind,
+             "workload_value": value, "stem": layout.benchmark_stem(kind, value),
+             "baseline_duration": bench_rows.baseline_duration(config)}
+    parts = summary.part_names(n_gemms, 1)  # one device: one part
+    return [(rule, {"config": config, "given": given, "over": {"part": parts},
+                    "wildcards": {"part": parts[0]} if rule == "baseline_part" else None})
+            for rule in BENCH_RULES]
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -217,26 +202,24 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 def test_full_disk_in_each_phase_is_one_line_in_its_log_and_nothing_lost(
-        tmp_path, monkeypatch, capsys):
+        tmp_path, monkeypatch, capsys, run_phase):
     workdir = tmp_path / "w"
     workdir.mkdir()
-    monkeypatch.chdir(workdir)
-    jobs_ = bench_jobs(tmp_path)
-    for phase, job in jobs_:  # a first run writes every output
-        phases.run(job, phase)
+    steps = bench_steps(tmp_path)
+    jobs_ = [run_phase(rule, workdir, **how) for rule, how in steps]  # writes every output
     before = _snapshot(workdir)
     assert layout.SUMMARY in before
     _fail_writes(monkeypatch, errno.ENOSPC, under=workdir)
-    for phase, job in jobs_:
+    for (rule, how), job in zip(steps, jobs_):
         with pytest.raises(SystemExit) as ended:  # as the job's workflow script ends
-            phases.run_script(job, phase)
+            run_phase(rule, workdir, script=True, **how)
         assert ended.value.code == 1
         text = Path(job.log[0]).read_text()
         errors = [line for line in text.splitlines() if "ERROR" in line]
         assert "Traceback" not in text and len(errors) == 1, text
         written = next(iter(job.output))
         assert f"{workdir / written}: no space left on the device" in errors[0]
-        assert _snapshot(workdir) == before, phase  # every earlier output as it was
+        assert _snapshot(workdir) == before, rule  # every earlier output as it was
     assert "Traceback" not in capsys.readouterr().err
 
 

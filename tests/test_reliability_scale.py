@@ -1,8 +1,8 @@
 """Scale (issue 24): what the terminal shows of a large --bench (the baseline's progress bar,
 a bounded table naming the baseline's table for the rest), and the mask-64 reader's refusals
 naming the right line now that it keeps a number per row, not the row's line. The workflow's
-phases run in process as their jobs run them (``phases.run``); the terminal lines are the geko
-command's."""
+phases run in process as their jobs run them (``run_phase``: jobs of the rule table); the
+terminal lines are the geko command's."""
 
 import io
 import re
@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from geko_lib import phases, progress, terminal, workload
-from geko_lib.bench import summary
+from geko_lib import progress, terminal, workload
+from geko_lib.bench_formats import summary
 from geko_lib.campaign import layout, progress as campaign_progress
 
-from .test_reliability_paths import bench_jobs
+from .test_reliability_paths import bench_steps
 
 ROW = ("- {{function: matmul, M: {m}, N: {n}, K: 4096, lda: 4096, ldb: 4096, ldc: {m}, "
        "ldd: {m}, transA: T, transB: N, batch_count: 1, a_type: bf16_r, b_type: bf16_r, "
@@ -31,17 +31,16 @@ def _log(path: Path, n: int) -> Path:
 
 
 @pytest.fixture()
-def benched(tmp_path, monkeypatch):
+def benched(tmp_path, monkeypatch, run_phase):
     """A workdir after the bench phases of N_GEMMS distinct GEMMs."""
     workdir = tmp_path / "w"
     workdir.mkdir()
-    monkeypatch.chdir(workdir)
     monkeypatch.setenv(progress.ENV_INTERVAL, "0")  # a progress line per GEMM
     log = _log(tmp_path / "app.yaml", N_GEMMS)
-    jobs_ = bench_jobs(tmp_path, log, N_GEMMS)
-    for phase, job in jobs_:
-        phases.run(job, phase)
-    return workdir, jobs_[0][1].config
+    steps = bench_steps(tmp_path, log, N_GEMMS)
+    for rule, how in steps:
+        run_phase(rule, workdir, **how)
+    return workdir, steps[0][1]["config"]
 
 
 def test_bench_prints_the_largest_gemms_then_how_many_more_and_where(benched, capsys):

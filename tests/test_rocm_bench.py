@@ -192,7 +192,7 @@ def test_bench_row_keys():
 
 
 def test_iterations_from_budget_and_latency():
-    from geko_lib.bench.rows import iterations
+    from geko_lib.bench_formats.rows import iterations
 
     assert iterations(0.5, 20.0) == (25000, 25000)
     assert iterations(0.01, 50.0) == (200, 200)  # the original's worked example

@@ -1,4 +1,5 @@
-"""geko_lib.bench.summary.summarize: total (us), % of total, sort, keep_thr (a percent), identity join.
+"""geko_lib.bench_formats.summary.summarize: total (us), % of total, sort, keep_thr (a percent),
+identity join.
 
 Expected numbers are computed by hand from original_tool.md §3.
 """
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 
 from geko_lib.gemm import GEMM_FIELDS
-from geko_lib.bench.summary import PCT, TOTAL, summarize
+from geko_lib.bench_formats.summary import PCT, TOTAL, summarize
 
 TYPE = {"transA": "T", "transB": "N", "a_type": "bf16_r", "b_type": "bf16_r",
         "c_type": "bf16_r", "d_type": "bf16_r", "compute_type": "c_f32_r",
@@ -193,7 +194,7 @@ def test_inputs_not_modified():
 
 
 def test_baseline_parts_deal_round_robin_and_merge_back_in_order():
-    from geko_lib.bench.summary import merge_parts, part_of
+    from geko_lib.bench_formats.summary import merge_parts, part_of
 
     assert part_of("part_1_of_3") == (1, 3)
     with pytest.raises(ValueError, match="index"):

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from geko_lib import workload
+from geko_lib.campaign import layout, rules
 from geko_lib.config_schema import merged, schema_defaults
-from geko_lib.phases import Job, Paths, run_script
-from geko_lib.platforms import archs, type_support
+from geko_lib import archs
+from geko_lib.platforms import type_support
 from geko_lib.workload import WorkloadError
 
 from .conftest import ROOT
@@ -105,20 +106,17 @@ def test_every_reader_checks_the_arch(tmp_path):
         workload.read_inline(" ".join(FNUZ_INLINE), platform="rocm", arch="gfx950")
 
 
-def test_the_ingest_phase_refuses_it_for_the_campaigns_arch(tmp_path):
+def test_the_ingest_phase_refuses_it_for_the_campaigns_arch(tmp_path, run_phase):
     """The workflow's door (rule ingest, here in process as its script runs it)."""
     config = merged(schema_defaults(), {"workload_log": "", "platform": "sim", "arch": "gfx950",
                                         "workload_inline": " ".join(FNUZ_INLINE)})
-    out = tmp_path / "workload.yaml"
-    job = Job("ingest", Paths(), Paths(str(out)), config,
-              params=Paths(kind="inline", value=config["workload_inline"]),
-              log=[str(tmp_path / "ingest.log")])
     with pytest.raises(SystemExit) as caught:  # the job fails, its log naming the problem
-        run_script(job, "ingest")
+        run_phase("ingest", tmp_path, config, script=True, given={
+            "workload_kind": "inline", "workload_value": config["workload_inline"]})
     assert caught.value.code == 1
-    assert not out.exists()
+    assert not (tmp_path / layout.WORKLOAD).exists()
     assert "--inline: a_type: f8_fnuz_r is not a type gfx950 can run" in \
-        (tmp_path / "ingest.log").read_text()
+        (tmp_path / rules.rule_log("ingest")).read_text()
 
 
 @pytest.mark.parametrize("mode", ["--search", "--tune"])

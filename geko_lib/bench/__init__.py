@@ -12,8 +12,8 @@ import importlib
 
 __all__ = ["run", "standard_benchmark", "compare", "compare_pr", "log", "utils"]
 
-# The package also holds the low-level hipblaslt-bench formats (rows, text) that library and
-# platform modules import; loading the API on first use keeps those imports free of cycles.
+# The API is loaded on first use: a phase importing one module of the package (bench.log) does
+# not load the others. The file formats they share are geko_lib.bench_formats.
 _API = {"run": "bench", "compare": "bench", "standard_benchmark": "bench",
         "compare_pr": "bench", "log": None, "utils": None}
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..campaign import analysis
-from .. import files, jobs, original_columns, platforms
+from .. import files, original_columns, platforms
 from ..campaign import integrity
 from ..errors import GekoError
 from ..gemm import GemmProblem
 from ..library.collection import load_dir
 from ..library.logic import problems_of
+from ..bench_formats import rows as bench_rows
 from .utils import format_benchmark_output, parse_benchmark_output
 from ..log_setup import LOGGER
 
@@ -39,7 +40,7 @@ def run(hipblaslt_path=None, bench_file=None, output_file=None, custom_lib_dir=N
     if bench_file is None or output_file is None:
         raise TypeError("run() needs bench_file and output_file")
     output_file = Path(output_file)
-    problems = jobs.problems_in_rows(bench_file)
+    problems = bench_rows.problems_in_rows(bench_file)
     if cache and output_file.is_file():
         cached = parse_benchmark_output(output_file)
         if covers(cached, problems):
@@ -135,7 +136,7 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
             errors = plat.verify(problems, benchmark_dir, device, created).assign(lib=name)
             files.write_csv(benchmark_dir / f"{stem}_verify-tuned.csv", errors)
             checked.append(errors)
-    weights = jobs.read_table(log_summary) if log_summary is not None else None
+    weights = integrity.read_table(log_summary) if log_summary is not None else None
     return analysis.compare(pd.concat(reference, ignore_index=True),
                             pd.concat(tuned, ignore_index=True),
                             pd.concat(checked, ignore_index=True) if verify else None,

@@ -7,7 +7,7 @@ hipblaslt-bench on it into ``<workdir>/<log stem>.out``. geko's baseline runs on
 (``baseline/parts/``); once merged, the same two files are written in the workdir: the rows, with
 the iteration counts that fill ``bench_duration`` seconds at the measured latency (what a rerun of
 that file by hand with ``hipblaslt-bench --yaml <log>.yaml`` needs), and the measured results in
-hipblaslt-bench's layout (:mod:`geko_lib.bench.text`).
+hipblaslt-bench's layout (:mod:`geko_lib.bench_formats.text`).
 """
 
 from __future__ import annotations

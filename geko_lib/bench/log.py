@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from . import rows as bench_rows, summary
-from .. import files, jobs, original_columns, platforms, workload
+from ..bench_formats import rows as bench_rows, summary
+from .. import files, original_columns, platforms, workload
 from ..errors import GekoError
 from ..gemm import normalize_compute_type, scale_type_for
 from ..library.logic import dump_rows
@@ -52,7 +52,7 @@ def verify_output(latency_file, bench_file) -> bool:
 
     try:
         results = parse_benchmark_output(latency_file)
-        problems = jobs.problems_in_rows(bench_file)
+        problems = bench_rows.problems_in_rows(bench_file)
     except (OSError, GekoError, ValueError):
         return False
     return len(results) == len(problems) and covers(results, problems)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import text as bench_text
+from ..bench_formats import text as bench_text
 from .. import original_columns
 from ..errors import GekoError
 from ..platforms.rocm.bench import read_bench_output
@@ -32,5 +32,5 @@ def parse_benchmark_output_dir(directory, suffix: str = "") -> pd.DataFrame:
 def format_benchmark_output(frame, platform) -> str:
     """A platform's results as hipblaslt-bench prints them: the tool's own output where the
     platform ran it (rocm), else the table in its layout with a first line saying which
-    platform made the numbers (geko_lib.bench.text.output_text)."""
+    platform made the numbers (geko_lib.bench_formats.text.output_text)."""
     return bench_text.output_text(frame, platform.name, platform.measured)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..gemm import BY_NAME, GEMM_FIELDS
-from ..bench.summary import PCT, normalized
+from ..bench_formats.summary import PCT, normalized
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)

@@ -22,7 +22,7 @@ import pandas as pd
 from .. import library, workload
 from ..errors import GekoError
 from ..gemm import GEMM_FIELDS, GemmProblem
-from ..bench.summary import gemm_identity, normalized
+from ..bench_formats.summary import gemm_identity, normalized
 from ..library.exports import sources
 
 KEYS = list(GEMM_FIELDS)

@@ -28,11 +28,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from .. import files
 from ..errors import GekoError
-from ..schemas import sha256_of
+from ..files import sha256_of
 
 STAMP_SUFFIX = ".stamp.json"
 MANIFEST = "provenance.json"
@@ -381,3 +382,12 @@ def _type_text(gemm_type) -> str:
     t = gemm_type
     return (f"{t.name} ({t.a_type} x {t.b_type} -> {t.c_type}/{t.d_type}, compute "
             f"{t.compute_type})")
+
+
+def read_table(path) -> pd.DataFrame:
+    """A results / summary CSV with identity columns typed as the workflow writes them; a table
+    with a stamp must have the rows the stamp recorded."""
+    frame = pd.read_csv(path, dtype={"transA": str, "transB": str}, keep_default_na=False,
+                        na_values=[""])
+    check_rows(path, len(frame))
+    return frame

@@ -136,9 +136,9 @@ class Layout:
     # checkpoint products: what the fan-out rules fan out over
     def baseline_parts(self, n_devices: int) -> list[str]:
         """The baseline's parts for the GEMMs the ingest checkpoint wrote (one per device, no
-        more than there are GEMMs: bench.summary.part_names); none before it ran."""
+        more than there are GEMMs: bench_formats.summary.part_names); none before it ran."""
         from .. import workload
-        from ..bench.summary import part_names
+        from ..bench_formats.summary import part_names
 
         path = self.root / WORKLOAD
         if not path.is_file():

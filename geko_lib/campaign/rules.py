@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import headline, layout as L
 from .. import failures
-from ..bench.text import out_beside
+from ..bench_formats.text import out_beside
 from ..tuning import running_jobs
 
 

@@ -32,10 +32,12 @@ from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
 
+# set in snakemake's environment by the geko command, which says what a start discards and prints
+# the closing lines itself (terminal.py)
+COMMAND_ENV = "GEKO_COMMAND"
+
 
 def refuse_other_campaign(workdir, campaign: dict, mode: str, discard: bool = False) -> None:
-    from ..terminal import COMMAND_ENV
-
     reasons = ownership.check(workdir, campaign, mode, discard)
     if os.environ.get(COMMAND_ENV):
         return  # the workflow under the geko command, which said what it discards already

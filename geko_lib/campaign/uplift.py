@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import layout as L
 from ..gemm import GEMM_FIELDS, GemmProblem
-from ..bench.summary import PCT, normalized
+from ..bench_formats.summary import PCT, normalized
 from . import analysis
 
 KEYS = list(GEMM_FIELDS)
@@ -32,7 +32,7 @@ def job_details(workdir: Path, config: dict) -> dict[str, str]:
     if wl.is_file():
         try:
             from .. import workload
-            from ..bench.summary import gemm_identity
+            from ..bench_formats.summary import gemm_identity
 
             identity = gemm_identity(workload.read(wl))
             out["ingest"] = (f"{len(identity)} GEMMs, {int(identity['call_count'].sum())} calls")

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from .. import files
-from ..bench.rows import iterations
+from ..bench_formats.rows import iterations
 from . import codec, edits
 from .codec import Solutions
 from ..errors import GekoError

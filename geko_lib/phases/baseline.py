@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..bench.utils import format_benchmark_output
 from .. import files, jobs, original_columns, progress, workload
-from ..bench import rows as bench_rows, summary
+from ..bench_formats import rows as bench_rows, summary
 from ..campaign import progress as campaign_progress
 
 

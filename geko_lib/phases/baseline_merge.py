@@ -1,7 +1,8 @@
 """baseline/parts/*.csv -> baseline/workload.csv: the parts' rows back in workload order; and the
 original's updated benchmark log <log>.yaml with its results <log>.out in the workdir (the
 tool's own output where the platform ran one: bench_out_text)."""
-from ..bench import log as bench_log, text as bench_text, benchmark_log, summary
+from ..bench import log as bench_log, benchmark_log
+from ..bench_formats import text as bench_text, summary
 from .. import files, jobs, platforms, workload
 
 

@@ -10,7 +10,7 @@ from .. import files, gemm, jobs, platforms, workload
 from ..campaign import integrity, layout
 from ..library import exports
 from ..library.exports import sources
-from ..platforms.archs import ARCHS
+from ..archs import ARCHS
 from ..log_setup import LOGGER
 
 

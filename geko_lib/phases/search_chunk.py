@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..bench import text as bench_text
+from ..bench_formats import text as bench_text
 from .. import failures, files, jobs, original_columns, progress
 from ..campaign import layout
 from ..gemm import GemmProblem

@@ -1,6 +1,6 @@
 """workload.yaml (+ baseline timings) -> summary.csv, gemms.csv."""
 from .. import files, jobs, workload
-from ..bench import summary
+from ..bench_formats import summary
 
 
 def run(job):

@@ -144,7 +144,7 @@ def name_of(config: dict) -> str:
 def arch_choices(name: str) -> tuple[str, ...]:
     """The --arch names a platform runs: those of archs.ARCHS whose device model it declares
     (``ARCH_MODELS``); every one for a name the registry does not hold."""
-    from .archs import ARCHS
+    from ..archs import ARCHS
 
     try:
         models = platform_class(name).ARCH_MODELS

@@ -8,7 +8,7 @@ of being "benchmarked" by a model and shipped in a library no device can run.
   kernels geko ships).
 - **memory**: A (M x K), B (K x N), C and D (M x N), each times the batch count, must fit the
   memory of the platform's largest device (``MEMORY_GB``: datasheet figures of the devices
-  ``platforms.archs`` models).
+  ``geko_lib.archs`` models).
 
 The sim platform answers as the hardware it models: the limits of every platform (it models
 AMD and NVIDIA GPUs alike), so a size sim accepts runs on a device of one of them.

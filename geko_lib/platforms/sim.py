@@ -44,7 +44,7 @@ from ..tuning import optimize as tune
 from ..tuning.problem import TuningConfig
 from . import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
                peak_class, require_problems, results_frame)
-from .archs import ARCH_ALIASES, ARCHS, MODELS, SimArch, arch_by_name  # noqa: F401 (re-exported)
+from ..archs import ARCH_ALIASES, ARCHS, MODELS, SimArch, arch_by_name  # noqa: F401 (re-exported)
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -379,7 +379,7 @@ class SimPlatform:
 
     @classmethod
     def capabilities(cls, config: dict) -> Capabilities:
-        from .archs import datasheet_ceilings
+        from ..archs import datasheet_ceilings
 
         # the override and TunableOp files are written with a warning (their indices are the
         # model's); aiter's table is not: a runtime reads its rows without a check

@@ -135,7 +135,7 @@ ARCH_LIMITS: dict[str, ArchLimit] = {
 def arch_limit(arch: str | None) -> ArchLimit | None:
     """The types ``arch`` (an ``--arch`` name, e.g. gfx942_80cu, or a device model) cannot
     run; None for no arch, or one without limits."""
-    from .archs import ARCHS
+    from ..archs import ARCHS
 
     if not isinstance(arch, str) or not arch:
         return None

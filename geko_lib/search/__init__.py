@@ -1,6 +1,6 @@
 """Dense search (the original's ``geko.search``): ``configure`` the hipblaslt-bench rows of the
 GEMMs, ``run`` them over devices (``geko_lib.runner``; one chunk: ``search.chunk_search``),
-pick the winners. The chunking lives in ``search.chunks``, the row format in ``bench.rows``.
+pick the winners. The chunking lives in ``search.chunks``, the row format in ``bench_formats.rows``.
 
 Each GEMM of gemms.csv becomes one row asking for *all* solutions the library's heuristic can
 return (``algo_method: 0``, ``requested_solution_num: -1``). Iterations come from the baseline
@@ -18,10 +18,10 @@ import pandas as pd
 from .. import newer_revisions, platforms
 from ..campaign import layout
 from ..errors import GekoError
-from ..bench.rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
+from ..bench_formats.rows import DEFAULT_COLD_ITERS, DEFAULT_ITERS, search_row  # noqa: F401
 from .chunks import chunk_bounds, chunk_name, deal_by_cost  # noqa: F401
 from ..gemm import GEMM_FIELDS
-from ..bench.summary import normalized
+from ..bench_formats.summary import normalized
 
 
 

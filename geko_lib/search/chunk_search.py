@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import failures, files, jobs, original_columns
+from .. import failures, files, original_columns
 from ..bench.utils import format_benchmark_output
 from ..campaign import integrity, state as campaign_state
 from ..gemm import GemmProblem
@@ -48,7 +48,7 @@ def search(plat, rows: list[dict], name: str, out: Path, device: int,
     if data.is_file():
         reason = integrity.problem(data, expected)
         if reason is None:  # a table of an older geko may lack the original's columns
-            return original_columns.add(jobs.read_table(data), plat.lib_source)
+            return original_columns.add(integrity.read_table(data), plat.lib_source)
         log.info("%s: searched again: %s", data, reason)
     files.write_text(out / f"{name}.yaml", text)
     problems = [GemmProblem.from_row(r) for r in rows]

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from .. import files
-from ..schemas import sha256_of
+from ..files import sha256_of
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)

@@ -31,7 +31,7 @@ from pathlib import Path
 from ..errors import GekoError
 from ..files import write_text
 from ..gemm import BY_NAME, GemmError, GemmProblem, GemmType
-from ..platforms import archs
+from .. import archs
 from .. import newer_revisions
 from . import mi_designer as md
 from . import params as pm
@@ -69,7 +69,7 @@ def _spec(arch: archs.Arch) -> ArchSpec:
                     model.device_names)
 
 
-# the --arch names tuning configs can be written for: platforms.archs.ARCHS of those families
+# the --arch names tuning configs can be written for: archs.ARCHS of those families
 TUNING_ARCHS: dict[str, ArchSpec] = {name: _spec(a) for name, a in archs.ARCHS.items()
                                      if a.model in TUNING_FAMILIES}
 

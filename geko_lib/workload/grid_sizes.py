@@ -40,7 +40,7 @@ def compute_units(arch) -> int:
     e.g. gfx950_128cu: 128), else the GPU models' (SMs of an NVIDIA GPU)."""
     if not arch:
         raise ValueError("no architecture given (ARCH, or the campaign's arch)")
-    from ..platforms import archs
+    from .. import archs
 
     try:
         return archs.ARCHS[str(arch)].cus

@@ -5,7 +5,7 @@ import sys
 from snakemake.utils import validate
 
 from geko_lib import config_schema, path_errors, resources, workload
-from geko_lib.bench import rows as bench_rows
+from geko_lib.bench_formats import rows as bench_rows
 from geko_lib.campaign import layout, rules as table
 
 

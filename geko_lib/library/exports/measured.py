@@ -143,7 +143,7 @@ def read_export(path) -> tuple[str, pd.DataFrame, dict]:
 
 def _base(name: str) -> str:
     """``gfx942`` of ``gfx942:sramecc+:xnack-`` or of geko's ``gfx942_80cu``."""
-    from ...platforms.archs import ARCHS
+    from ...archs import ARCHS
 
     name = str(name).split(":")[0]
     return ARCHS[name].model if name in ARCHS else name
@@ -154,7 +154,7 @@ def check_measured_on(path, measured: dict, *, arch: str | None = None,
     """Refuse an export measured on another arch (its gfx name or CU count differ from
     ``arch``'s, a geko ``--arch`` name or a gfx name) or another build (its recorded version is
     not ``library_version``; one that records none cannot be checked and is refused too)."""
-    from ...platforms.archs import ARCHS
+    from ...archs import ARCHS
 
     if arch:
         recorded = measured.get("arch")

@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...bench import rows as bench_rows
+from ...bench_formats import rows as bench_rows
 from ...gemm import (GEMM_FIELDS, GemmError, GemmProblem, dtype, normalize_compute_type,
                      normalize_transpose, scale_type_for)
 from .. import PlatformError, results_frame

@@ -24,14 +24,14 @@ from typing import Sequence
 import pandas as pd
 
 from ... import library as liblogic
-from ...bench import rows as bench_rows, text as bench_text
+from ...bench_formats import rows as bench_rows, text as bench_text
 from ... import original_columns
 from ...gemm import GemmProblem
 from ...library import operations
 from ...tuning import configure as tuning_configure
 from .. import (EXPORT_FORMATS, RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError,
                 require_problems, results_frame)
-from ..archs import ARCH_ALIASES, datasheet_ceilings
+from ...archs import ARCH_ALIASES, datasheet_ceilings
 from . import bench as hb
 from .install import ENV_VAR, UNKNOWN_HASH, RocmInstall, checkout, locate
 from ...log_setup import LOGGER
@@ -222,7 +222,7 @@ class RocmPlatform:
     @staticmethod
     def _tool_output(frame: pd.DataFrame, out_dir, stem: str) -> pd.DataFrame:
         """The results naming hipblaslt-bench's output they were read from, so the ``.out``
-        files are the tool's own (bench.text.output_text), not re-rendered."""
+        files are the tool's own (bench_formats.text.output_text), not re-rendered."""
         return bench_text.with_tool_output(frame, Path(out_dir) / f"{stem}.out")
 
     def _match_table(self) -> dict:

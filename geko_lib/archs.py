@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import PlatformError
+from .errors import PlatformError
 
 # --------------------------------------------------------------------------------------------
 # architectures
@@ -75,7 +75,7 @@ ARCH_ALIASES = {a.name: a.model for a in ARCHS.values() if a.name != a.model}
 
 def arch_by_name(name: str) -> SimArch:
     """The device model an arch name runs as."""
-    from ..newer_revisions import refuse_arch
+    from .newer_revisions import refuse_arch
 
     refuse_arch(name)
     try:

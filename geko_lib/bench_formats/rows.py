@@ -8,8 +8,11 @@ the GEMM of each row and run their own search.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-from ..gemm import scale_type_for
+import yaml
+
+from ..gemm import GemmProblem, scale_type_for
 
 DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's counts when no latency is known
 
@@ -52,3 +55,9 @@ def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_m
         big = row["M"] > 2048 and row["N"] > 2048 and row["K"] > 1024
         row["skip_slow_solution_ratio"] = 0.6 if big else 0.3
     return row
+
+
+def problems_in_rows(path) -> list[GemmProblem]:
+    """Unique problems of a YAML file of hipblaslt-bench rows, in order."""
+    rows = yaml.safe_load(Path(path).read_text()) or []
+    return list(dict.fromkeys(GemmProblem.from_row(row) for row in rows))
