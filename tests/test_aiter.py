@@ -169,7 +169,26 @@ def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, capfd)
     tuned = pd.read_csv(out.aiter)
     assert tuned["bias"].tolist() == [False] and tuned["M"].tolist() == [16]
     said = capfd.readouterr().err
-    assert "1 kept GEMM(s) or call(s) left out" in said and "bias epilogue" in said
+    # each line names the GEMMs whose bias calls it leaves out, not only how many
+    assert "1 kept GEMM(s) or call(s) left out of " in said and \
+        "bias epilogue: BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    assert "1 bias call(s) left out of " in said and \
+        "(GemmAndBiasTunableOp): BBS_TN_M2048_N16_B1_K15360\n" in said, said
+
+
+def test_the_arch_the_exports_name_is_a_gfx_name_not_gekos_alias(rocm, tmp_path):
+    """An MI308X campaign (--arch gfx942_80cu): TunableOp's GCN_ARCH_NAME validator and the
+    override's gcnArchName are compared with what the GPU reports (gfx942...), never with
+    geko's arch alias; they said gfx942_80cu, which no GPU reports."""
+    untuned = write(tmp_path, UNTUNED + SHAPES[0] + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    out = run_exports(tmp_path, winners, untuned)
+    validators = dict(line.split(",")[1:3] for line in Path(out.tunableop).read_text()
+                      .splitlines() if line.startswith("Validator,"))
+    assert validators["GCN_ARCH_NAME"] == "gfx942"
+    assert set(exports.read_tuning_override(out.override)["gcnArchName"]) == {"gfx942"}
+    assert set(pd.read_csv(out.aiter)["gfx"]) == {"gfx942"}
 
 
 def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(rocm, tmp_path, capfd):
