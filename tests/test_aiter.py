@@ -210,6 +210,43 @@ def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(rocm, tm
     assert index["library_version"].startswith("geko")
 
 
+@pytest.mark.slow
+def test_a_rocm_campaigns_exports_answer_the_consumers_lookup(rocm, tmp_path):
+    """Through the command: `geko --search` on the rocm replay of an aiter untuned CSV (two
+    shapes with and without a bias), then `geko coverage` of its exports against that CSV. The
+    aiter rows carry the key aiter looks up (gfx942's 304 CUs, bias as the call had it) and
+    the stock library's index the search measured (winners.csv), as does the override file;
+    coverage, by aiter's key, serves the plain calls and not the bias ones."""
+    from tests.test_cli import geko
+
+    untuned = write(tmp_path, UNTUNED + "\n".join(
+        [SHAPES[0], SHAPES[1], SHAPES[1].replace(",False,torch", ",True,torch", 1)]) + "\n")
+    run = geko("--search", "--platform", "rocm", "--arch", "gfx942", "--workload-log",
+               str(untuned), "--keep_thr", "0", "--workdir", "run", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workdir = tmp_path / "run"
+    stock = dict(zip(zip(*(pd.read_csv(workdir / "winners.csv")[c] for c in ("m", "n", "k"))),
+                     pd.read_csv(workdir / "winners.csv")["solution_index"]))
+    kept = pd.read_csv(workdir / "results" / "final_results.csv")
+    assert len(kept) == 2 and min(stock.values()) > 300000
+    tuned = pd.read_csv(workdir / "exports" / "aiter_bf16_tuned_gemm.csv")
+    key = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
+    assert tuned[key].values.tolist() == pd.read_csv(untuned)[key].values.tolist()[:2]
+    assert set(tuned["gfx"]) == {"gfx942"} and set(tuned["cu_num"]) == {304}
+    assert tuned["solidx"].tolist() == [stock[(r.N, r.M, r.K)] for r in tuned.itertuples()]
+    override = exports.read_tuning_override(workdir / "exports" /
+                                            "hipblaslt_tuning_override.txt")
+    assert override["solution_index"].tolist() == [stock[(r.m, r.n, r.k)]
+                                                   for r in override.itertuples()]
+    coverage = geko("coverage", "--library",
+                    str(workdir / "exports" / "aiter_bf16_tuned_gemm.csv"), "--workload",
+                    str(untuned), "--json", cwd=tmp_path)
+    assert coverage.returncode == 0, coverage.stderr[-3000:]
+    served = {(g["n"], g["key"]["bias"]): g["served"]
+              for g in json.loads(coverage.stdout)["gemms"]}
+    assert served == {(1, False): True, (16, False): True, (16, True): False}
+
+
 def test_gemms_that_are_no_linear_call_are_left_out_and_counted(tmp_path):
     from geko_lib.gemm import GemmProblem, GemmType
 
