@@ -98,6 +98,39 @@ def _bench_inputs(libs, benchmark_dir: Path, verify: bool, duration: float, beta
         yield name, Path(name).stem, problems_of(lib)
 
 
+def uncompared_problems(summary: pd.DataFrame, libs) -> list[GemmProblem]:
+    """The GEMMs of ``summary`` that no library of ``libs`` (a LibraryCollection) holds: their
+    search or tuning job failed, so no comparison times them."""
+    held = {p for _, lib in libs.items() for p in problems_of(lib)}
+    wanted = dict.fromkeys(GemmProblem.from_row(r) for r in summary.to_dict("records"))
+    return [p for p in wanted if p not in held]
+
+
+def time_uncompared(plat, problems, out_dir, device: int, duration: float) -> pd.DataFrame:
+    """The default kernel's time of ``problems`` (uncompared_problems), as the reference run of
+    a comparison times it, so the whole workload's GEMM time is known where no baseline timed
+    it (keep_thr 0). A GEMM the tool fails on is left out, by name (its share of the time stays
+    unknown: analysis.n_untimed), and the rest are timed one by one."""
+    if not problems:
+        return pd.DataFrame(columns=[*analysis.KEYS, "us"])
+    try:
+        return original_columns.add(plat.bench(problems, out_dir, device, duration=duration),
+                                    plat.lib_source)
+    except GekoError as exc:
+        log.warning("timing the %d uncompared GEMM(s) together failed (%s): one at a time",
+                    len(problems), exc)
+    frames = []
+    for problem in problems:
+        try:
+            frames.append(plat.bench([problem], out_dir, device, duration=duration))
+        except GekoError as exc:
+            log.warning("%s: no reference timing (%s); its share of the workload's GEMM time "
+                        "stays unknown", problem.name, exc)
+    if not frames:
+        return pd.DataFrame(columns=[*analysis.KEYS, "us"])
+    return original_columns.add(pd.concat(frames, ignore_index=True), plat.lib_source)
+
+
 def _write(frame: pd.DataFrame, path: Path, plat) -> pd.DataFrame:
     files.write_text(path, format_benchmark_output(frame, plat))
     return frame

@@ -128,15 +128,19 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
 
 
 def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,
-                  config: dict, n_workload: int | None = None) -> pd.DataFrame:
+                  config: dict, n_workload: int | None = None,
+                  weights: pd.DataFrame | None = None) -> pd.DataFrame:
     """results/raw_results.csv, final_results.csv (the kept GEMMs), dashboard_data.csv (the
     kept GEMMs' tuned side, original_columns.dashboard) and metrics.json from a
-    comparison (bench.compare's table), and the original's closing log lines. Returns the kept
-    rows."""
+    comparison (bench.compare's table), and the original's closing log lines. ``n_workload``:
+    the GEMMs set out to compare (those without a row in ``raw`` failed); ``weights``
+    (analysis.workload_weights): every GEMM's share of the whole workload's time, so a failed
+    GEMM counts at its unchanged time. Returns the kept rows."""
     caps = platforms.capabilities(config)
     raw = analysis.enrich(raw, caps.ceilings)
     metrics = analysis.metrics(raw, up_thr, err_thr, platforms.describe(platform, config),
-                               ceilings=caps.ceilings, n_workload=n_workload)
+                               ceilings=caps.ceilings, n_workload=n_workload,
+                               **analysis.failed_gemms(weights, raw))
     raw = original_columns.add(raw)
     output_dir = Path(output_dir)
     files.write_csv(output_dir / "raw_results.csv", raw)
