@@ -174,6 +174,34 @@ def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, capfd)
         "bias epilogue: BBS_TN_M2048_N16_B1_K15360\n" in said, said
     assert "1 bias call(s) left out of " in said and \
         "(GemmAndBiasTunableOp): BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    # the override key has no bias: the entry stays for the plain call, and says the bias
+    # call will use it too
+    assert len(exports.read_tuning_override(out.override)) == 1
+    assert "1 GEMM(s) of " in said and "also have bias calls, which will use the entry too" \
+        in said and "epilogue): BBS_TN_M2048_N16_B1_K15360\n" in said, said
+
+
+def test_an_override_entry_whose_calls_are_all_bias_calls_is_left_out(rocm, tmp_path, capfd):
+    """hipBLASLt's override key has no bias field: an entry for a GEMM the workload calls only
+    with a bias would serve those calls with a kernel geko timed without the bias epilogue. It
+    is left out with a line naming the GEMM, as aiter's table and TunableOp's file leave such
+    calls out, and `geko coverage` of the override says the bias call is not served."""
+    from geko_lib.campaign import coverage
+
+    bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
+    untuned = write(tmp_path, UNTUNED + "\n".join([SHAPES[0], bias]) + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    assert len(winners) == 2
+    out = run_exports(tmp_path, winners, untuned)
+    override = exports.read_tuning_override(out.override)
+    assert override[["m", "n", "k"]].values.tolist() == [[2048, 1, 15360]]
+    said = capfd.readouterr().err
+    assert "1 kept GEMM(s) left out of " in said and "every call of them is a bias call" in \
+        said and "without the bias epilogue: BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    report = coverage.coverage(Path(out.override), untuned)
+    served = {g["n"]: g["served"] for g in report["gemms"]}
+    assert served == {1: True, 16: False}
 
 
 def test_the_arch_the_exports_name_is_a_gfx_name_not_gekos_alias(rocm, tmp_path):

@@ -70,11 +70,22 @@ def run(job):
     target = ARCHS.get(job.config["arch"])
     arch = settings["gcn_arch_name"] or (target.model if target else job.config["arch"])
     _left_out(log, winners, shipped, job.output.override)
-    numbered = shipped["solution_index"].astype(int) > 0
+    # the override's key has no bias: its entry serves a GEMM's bias calls as well
+    entries, only_bias, mixed = sources.override_entries(shipped, keys)
+    if only_bias:
+        log.warning("%d kept GEMM(s) left out of %s: every call of them is a bias call, and "
+                    "hipBLASLt's override key has no bias field, so the entry would serve them "
+                    "with a kernel geko timed without the bias epilogue: %s", len(only_bias),
+                    job.output.override, named(only_bias))
+    if mixed:
+        log.warning("%d GEMM(s) of %s also have bias calls, which will use the entry too "
+                    "(the override key has no bias field; geko timed them without the bias "
+                    "epilogue): %s", len(mixed), job.output.override, named(mixed))
+    numbered = entries["solution_index"].astype(int) > 0
     if not numbered.all():
         log.warning("%d kept GEMM(s) left out of %s: solution index 0, which hipBLASLt ignores "
                     "in an override file", int((~numbered).sum()), job.output.override)
-    exports.write_tuning_override(shipped[numbered], job.output.override, arch=arch,
+    exports.write_tuning_override(entries[numbered], job.output.override, arch=arch,
                                   version=settings["hipblaslt_version"] or None)
     validators = exports.default_validators(
         arch, hipblaslt_version=settings["hipblaslt_version"] or None,

@@ -142,6 +142,27 @@ def per_call(winners: pd.DataFrame, keys: dict | None) -> tuple[pd.DataFrame, li
                                                           "ldc"]))), bias
 
 
+def override_entries(winners: pd.DataFrame, keys: dict | None
+                     ) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """(the winners rows a hipBLASLt override file may hold, the GEMM names of those left out
+    as every workload call of them is a bias call, the GEMM names kept whose bias calls will use
+    the entry too). The override's key has no bias field, so hipBLASLt serves a bias call with
+    the entry of its GEMM: a kernel geko timed without the bias epilogue (and one perhaps without
+    bias support) where the workload calls the GEMM with a bias only."""
+    from ...gemm import GemmProblem
+
+    if not keys or winners.empty:
+        return winners, [], []
+    keep, only_bias, mixed = [], [], []
+    for (_, row), identity in zip(winners.iterrows(), _keys(winners)):
+        calls = keys.get(identity) or [{"bias": False}]
+        biased = [call["bias"] for call in calls]
+        keep.append(not all(biased))
+        if any(biased):
+            (mixed if keep[-1] else only_bias).append(GemmProblem.from_row(row.to_dict()).name)
+    return winners[keep], only_bias, mixed
+
+
 def gemm_key(winners: pd.DataFrame) -> list[tuple]:
     """The identity keys of ``workload_keys`` for each winners row."""
     if not set(GEMM_FIELDS) - {"scaleA", "scaleB", "d_type"} <= set(winners.columns):
