@@ -78,6 +78,12 @@ def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame |
     return raw
 
 
+def baseline_timed(summary: pd.DataFrame) -> bool:
+    """summary.csv has every GEMM's share of the workload's time: a baseline timed it
+    (keep_thr > 0); keep_thr 0 times none."""
+    return PCT in summary and bool(summary[PCT].notna().any())
+
+
 def workload_weights(summary: pd.DataFrame, reference: pd.DataFrame,
                      uncompared: pd.DataFrame | None) -> pd.DataFrame:
     """summary.csv with every GEMM's share of the whole workload's GEMM time: the baseline's
@@ -85,8 +91,8 @@ def workload_weights(summary: pd.DataFrame, reference: pd.DataFrame,
     reference time of the compared GEMMs (``reference``: their reference benchmarks) and of
     the GEMMs no library holds, as their job failed (``uncompared``: the same default kernel,
     timed alone). A GEMM neither times has no share (NaN; :func:`failed_gemms` counts them)."""
-    if PCT in summary and summary[PCT].notna().any():
-        return summary  # the baseline timed the whole workload
+    if baseline_timed(summary):
+        return summary
     from ..bench.summary import TOTAL
 
     timed = [normalized(t)[KEYS + ["us"]] for t in (reference, uncompared)
