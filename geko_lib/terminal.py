@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -195,17 +197,20 @@ def say_line(text: str) -> None:
     print(text, flush=True)
 
 
-def workflow_headline(workdir, config: dict, targets=(), until=()) -> None:
+def workflow_headline(workdir, config: dict, targets=(), until=(), argv=()) -> None:
     """The closing lines of a ``snakemake --profile ...`` run (its ``onsuccess``), as the geko
     command ends: after ``--until configure`` the tuning YAMLs to review and the command that
     continues; after target ``combine`` the combined library's headline; else the headline,
     the faster GEMMs, the final library, the report and the sim note. The geko command prints
-    its own (``COMMAND_ENV``)."""
+    its own (``COMMAND_ENV``). ``argv``: snakemake's command line, whose continuation after
+    ``--until`` is itself without it."""
     workdir = Path(workdir)
     if os.environ.get(COMMAND_ENV):
         return
     if "configure" in until:
-        _configure_summary(workdir, snakemake_route=True)
+        _configure_summary(workdir, snakemake_route=True, argv=argv)
+        if is_model(config):
+            say(MODEL_REMINDER)
         return
     if "combine" in targets:
         _combine_summary(workdir)
@@ -261,10 +266,32 @@ def _bench_summary(workdir: Path, config: dict) -> None:
         print(line, flush=True)
 
 
-def _configure_summary(workdir: Path, snakemake_route: bool = False) -> None:
+def continuation(argv) -> str:
+    """The snakemake command line of ``argv`` without ``--until`` and its targets: the command
+    that continues a run stopped there."""
+    argv = [str(word) for word in argv]
+    if not argv:
+        return "the same snakemake command without --until"
+    program = "snakemake" if Path(argv[0]).name == "snakemake" else \
+        f"{shlex.quote(sys.executable)} -m snakemake"
+    kept, skipping = [], False
+    for word in argv[1:]:
+        if word == "--until":
+            skipping = True
+            continue
+        if skipping and not word.startswith("-"):
+            continue
+        skipping = False
+        if not word.startswith("--until="):
+            kept.append(word)
+    return f"{program} {shlex.join(kept)}"
+
+
+def _configure_summary(workdir: Path, snakemake_route: bool = False, argv=()) -> None:
     """The original's configuration-phase lines (the GEMM count, the files generated), then
-    each tuning YAML for review and how to continue (on the snakemake route, its own way
-    too)."""
+    each tuning YAML for review and how to continue: the geko command where the workdir is a
+    geko campaign (its geko_config.yaml); on the snakemake route, snakemake's own command
+    without ``--until``."""
     yamls = tuning_yamls(workdir)
     if (workdir / layout.GEMMS).is_file():
         say(f"Found {len(pd.read_csv(workdir / layout.GEMMS))} unique GEMMs after filtering")
@@ -274,10 +301,11 @@ def _configure_summary(workdir: Path, snakemake_route: bool = False) -> None:
         script = path.with_suffix(Path(layout.TUNING_SCRIPT).suffix)
         print(f"  {path}" + (f"  (run alone: {script.name})" if script.is_file() else ""),
               flush=True)
-    say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
-        "[--up_thr X] [--err_thr X] [--no_retry]")
+    if not snakemake_route or (workdir / layout.CONFIG_COPY).is_file():
+        say(f"continue (optimize.py): geko --tune --workdir {workdir} [-d LIST] [-n N] "
+            "[--up_thr X] [--err_thr X] [--no_retry]")
     if snakemake_route:
-        say("or the same snakemake command without --until")
+        say(f"continue: {continuation(argv)}")
 
 
 def _combine_summary(workdir: Path) -> None:

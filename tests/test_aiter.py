@@ -165,7 +165,55 @@ def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, run_ph
     tuned = pd.read_csv(out.aiter)
     assert tuned["bias"].tolist() == [False] and tuned["M"].tolist() == [16]
     said = capfd.readouterr().err
-    assert "1 kept GEMM(s) or call(s) left out" in said and "bias epilogue" in said
+    # each line names the GEMMs whose bias calls it leaves out, not only how many
+    assert "1 kept GEMM(s) or call(s) left out of " in said and \
+        "bias epilogue: BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    assert "1 bias call(s) left out of " in said and \
+        "(GemmAndBiasTunableOp): BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    # the override key has no bias: the entry stays for the plain call, and says the bias
+    # call will use it too
+    assert len(exports.read_tuning_override(out.override)) == 1
+    assert "1 GEMM(s) of " in said and "also have bias calls, which will use the entry too" \
+        in said and "epilogue): BBS_TN_M2048_N16_B1_K15360\n" in said, said
+
+
+def test_an_override_entry_whose_calls_are_all_bias_calls_is_left_out(rocm, tmp_path, capfd,
+                                                                      run_phase):
+    """hipBLASLt's override key has no bias field: an entry for a GEMM the workload calls only
+    with a bias would serve those calls with a kernel geko timed without the bias epilogue. It
+    is left out with a line naming the GEMM, as aiter's table and TunableOp's file leave such
+    calls out, and `geko coverage` of the override says the bias call is not served."""
+    from geko_lib.campaign import coverage
+
+    bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
+    untuned = write(tmp_path, UNTUNED + "\n".join([SHAPES[0], bias]) + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    assert len(winners) == 2
+    out = run_exports(run_phase, tmp_path, winners, untuned)
+    override = exports.read_tuning_override(out.override)
+    assert override[["m", "n", "k"]].values.tolist() == [[2048, 1, 15360]]
+    said = capfd.readouterr().err
+    assert "1 kept GEMM(s) left out of " in said and "every call of them is a bias call" in \
+        said and "without the bias epilogue: BBS_TN_M2048_N16_B1_K15360\n" in said, said
+    report = coverage.coverage(Path(out.override), untuned)
+    served = {g["n"]: g["served"] for g in report["gemms"]}
+    assert served == {1: True, 16: False}
+
+
+def test_the_arch_the_exports_name_is_a_gfx_name_not_gekos_alias(rocm, tmp_path, run_phase):
+    """An MI308X campaign (--arch gfx942_80cu): TunableOp's GCN_ARCH_NAME validator and the
+    override's gcnArchName are compared with what the GPU reports (gfx942...), never with
+    geko's arch alias; they said gfx942_80cu, which no GPU reports."""
+    untuned = write(tmp_path, UNTUNED + SHAPES[0] + "\n")
+    problems = workload.problems(workload.read(untuned))
+    winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
+    out = run_exports(run_phase, tmp_path, winners, untuned)
+    validators = dict(line.split(",")[1:3] for line in Path(out.tunableop).read_text()
+                      .splitlines() if line.startswith("Validator,"))
+    assert validators["GCN_ARCH_NAME"] == "gfx942"
+    assert set(exports.read_tuning_override(out.override)["gcnArchName"]) == {"gfx942"}
+    assert set(pd.read_csv(out.aiter)["gfx"]) == {"gfx942"}
 
 
 def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(
@@ -186,6 +234,43 @@ def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(
     index = json.loads(Path(out.library_index).read_text())
     assert index["index_of"] == "geko library" and index["library"] == "tensile/library"
     assert index["library_version"].startswith("geko")
+
+
+@pytest.mark.slow
+def test_a_rocm_campaigns_exports_answer_the_consumers_lookup(rocm, tmp_path):
+    """Through the command: `geko --search` on the rocm replay of an aiter untuned CSV (two
+    shapes with and without a bias), then `geko coverage` of its exports against that CSV. The
+    aiter rows carry the key aiter looks up (gfx942's 304 CUs, bias as the call had it) and
+    the stock library's index the search measured (winners.csv), as does the override file;
+    coverage, by aiter's key, serves the plain calls and not the bias ones."""
+    from tests.test_cli import geko
+
+    untuned = write(tmp_path, UNTUNED + "\n".join(
+        [SHAPES[0], SHAPES[1], SHAPES[1].replace(",False,torch", ",True,torch", 1)]) + "\n")
+    run = geko("--search", "--platform", "rocm", "--arch", "gfx942", "--workload-log",
+               str(untuned), "--keep_thr", "0", "--workdir", "run", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workdir = tmp_path / "run"
+    stock = dict(zip(zip(*(pd.read_csv(workdir / "winners.csv")[c] for c in ("m", "n", "k"))),
+                     pd.read_csv(workdir / "winners.csv")["solution_index"]))
+    kept = pd.read_csv(workdir / "results" / "final_results.csv")
+    assert len(kept) == 2 and min(stock.values()) > 300000
+    tuned = pd.read_csv(workdir / "exports" / "aiter_bf16_tuned_gemm.csv")
+    key = ["M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"]
+    assert tuned[key].values.tolist() == pd.read_csv(untuned)[key].values.tolist()[:2]
+    assert set(tuned["gfx"]) == {"gfx942"} and set(tuned["cu_num"]) == {304}
+    assert tuned["solidx"].tolist() == [stock[(r.N, r.M, r.K)] for r in tuned.itertuples()]
+    override = exports.read_tuning_override(workdir / "exports" /
+                                            "hipblaslt_tuning_override.txt")
+    assert override["solution_index"].tolist() == [stock[(r.m, r.n, r.k)]
+                                                   for r in override.itertuples()]
+    coverage = geko("coverage", "--library",
+                    str(workdir / "exports" / "aiter_bf16_tuned_gemm.csv"), "--workload",
+                    str(untuned), "--json", cwd=tmp_path)
+    assert coverage.returncode == 0, coverage.stderr[-3000:]
+    served = {(g["n"], g["key"]["bias"]): g["served"]
+              for g in json.loads(coverage.stdout)["gemms"]}
+    assert served == {(1, False): True, (16, False): True, (16, True): False}
 
 
 def test_gemms_that_are_no_linear_call_are_left_out_and_counted(tmp_path):

@@ -4,14 +4,16 @@ and the workflow's phases as its jobs run them (run_phase: jobs of the rule tabl
 same libraries, the same failure files (one failed_jobs.log format) and whole stamps recording
 the same platform and library."""
 
+import json
 import shutil
 from pathlib import Path
 
 import yaml
 
-from geko_lib import failures, library, optim
+from geko_lib import bench, failures, library, optim, phases, search
 from geko_lib.campaign import integrity, layout, state
 from geko_lib.gemm import GemmProblem
+from geko_lib.phases import Job, Paths
 from geko_lib.schemas import GemmConfig, GemmType
 from geko_lib.tuning import ga
 
@@ -111,3 +113,105 @@ def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, 
                                                / logic.name)
         assert _stamp(logic) == _stamp(workdir / layout.TUNING_DIR / logic.parent.name
                                        / logic.name)
+
+
+# two GEMMs, the second one's search fails (sim); keep_thr 0: no baseline times the workload
+TWO_GEMMS = "".join(
+    f"- {{function: matmul, M: {m}, N: 16, K: 1024, transA: T, transB: N, batch_count: 1, "
+    "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, compute_type: c_f32_r, "
+    "call_count: 10}\n" for m in (1024, 2048))
+SEARCH_CRASH = "M2048_N16"
+
+
+def _analyze_workflow(workdir: Path, config: dict) -> None:
+    """The workflow's jobs from libs/ and summary.csv to results/, as its rules chain them."""
+    phases.run(Job.for_rule("create_library", Paths(layout.LIBS), Paths(layout.TENSILE),
+                            config), "create_library")
+    tables = {"reference": [], "tuned": [], "verify": []}
+    for lib in layout.Layout(workdir).lib_stems():
+        fill = {key: layout.fill(path, lib=lib) for key, path in (
+            ("logic", layout.LIB_LOGIC), ("bench", layout.BENCH_INPUT),
+            ("verify", layout.VERIFY_INPUT), ("reference", layout.BENCH_REFERENCE),
+            ("tuned", layout.BENCH_TUNED), ("checked", layout.VERIFY_TUNED))}
+        phases.run(Job.for_rule("bench_input", Paths(fill["logic"]),
+                                Paths(bench=fill["bench"], verify=fill["verify"]), config,
+                                params=Paths(duration=config["compare_duration"],
+                                             rotating_mb=config["rotating_mb"]),
+                                wildcards=Paths(lib=lib)), "bench_input")
+        for rule, rows, side, library in (("bench_reference", "bench", "reference", None),
+                                          ("bench_tuned", "bench", "tuned", layout.TENSILE),
+                                          ("verify_tuned", "verify", "checked", layout.TENSILE)):
+            inputs = Paths(rows=fill[rows], library=library) if library else Paths(rows=fill[rows])
+            phase = "verify_library" if rule == "verify_tuned" else "bench_library"
+            phases.run(Job.for_rule(rule, inputs, Paths(table=fill[side], out=str(
+                Path(fill[side]).with_suffix(".out"))), config, wildcards=Paths(lib=lib)), phase)
+        for key, side in (("reference", "reference"), ("tuned", "tuned"), ("verify", "checked")):
+            tables[key].append(fill[side])
+    uncompared = [layout.fill(layout.BENCH_UNCOMPARED, rest=rest)
+                  for rest in layout.Layout(workdir).uncompared()]
+    for table in uncompared:
+        phases.run(Job.for_rule("bench_uncompared", Paths(summary=layout.SUMMARY,
+                                                          libs=layout.LIBS),
+                                Paths(table=table), config,
+                                wildcards=Paths(rest=layout.UNCOMPARED)), "bench_uncompared")
+    phases.run(Job.for_rule("analyze", Paths(**tables, summary=layout.SUMMARY,
+                                             uncompared=uncompared),
+                            Paths(raw=layout.RAW_RESULTS, final=layout.FINAL_RESULTS,
+                                  dashboard=layout.DASHBOARD, metrics=layout.METRICS), config,
+                            params=Paths(up_thr=config["up_thr"], err_thr=config["err_thr"])),
+               "analyze")
+
+
+def _headline(metrics_json: Path) -> dict:
+    m = json.loads(metrics_json.read_text())
+    return {"counts": {k: m["counts"][k] for k in ("n_attempted", "n_kept", "n_failed")},
+            "uplift": round(m["e2e"]["e2e_uplift_pct"], 9),
+            "kept share": round(m["e2e"]["coverage_pct"], 9),
+            "n_untimed": m["e2e"]["n_untimed"],
+            "roofline": (m["roofline"]["n"], m["roofline"]["n_failed"])}
+
+
+def test_with_keep_thr_0_and_a_failed_gemm_both_doors_give_the_same_headline(
+        tmp_path, monkeypatch, caplog):
+    """optim.analyze(log_summary=...) on a keep_thr-0 summary whose second GEMM's search
+    failed weighted only the compared GEMM (uplift of its own time, 'kept GEMMs are 100.0%',
+    no failed count) where the workflow's phases weigh the whole workload (bench_uncompared
+    times the failed GEMM's default kernel): both give the whole workload's figures now."""
+    sim = {"search_crash_on": [SEARCH_CRASH]}
+    config = dict(_config(tmp_path, "search", sim), keep_thr=0)
+    api = tmp_path / "api"
+    (tmp_path / "app.yaml").write_text(TWO_GEMMS)
+    summary, gemms = bench.log.summarize(log_file=tmp_path / "app.yaml", output_dir=api,
+                                         keep_thr=0, platform="sim")
+    winners = search.run(configs=search.configure(gemms, duration=0.01),
+                         output_dir=api / "search", devices=[0], platform="sim", sim=sim,
+                         lock_dir=str(tmp_path / "locks"))
+    library.operations.extract_solutions(winners, platform="sim").dump(api / "libs")
+    with caplog.at_level("INFO", logger="GEKO"):
+        optim.analyze(lib_dir=api / "libs", output_dir=api / "results",
+                      log_summary=api / "summary.csv", duration=config["compare_duration"],
+                      platform="sim", sim=sim, lock_dir=str(tmp_path / "locks"))
+    # the failed GEMM's default kernel, timed by the workflow's bench_uncompared function
+    assert (api / "benchmarks" / "uncompared-reference.out").is_file()
+    api_lines = [r.getMessage() for r in caplog.records if "GEMM uplift" in r.getMessage()]
+
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    shutil.copy(api / "summary.csv", layout.SUMMARY)
+    winners.to_csv(layout.WINNERS, index=False)  # the same winners: the libs job's input
+    phases.run(Job.for_rule("libs", Paths(layout.WINNERS), Paths(layout.LIBS), config), "extract")
+    assert _libraries(layout.LIBS) == _libraries(api / "libs")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="GEKO"):
+        _analyze_workflow(workdir, config)
+    flow_lines = [line for line in (workdir / layout.job_log("analyze")).read_text()
+                  .splitlines() if "GEMM uplift" in line]
+
+    flow = _headline(workdir / layout.METRICS)
+    assert flow["counts"] == {"n_attempted": 1, "n_kept": 1, "n_failed": 1}
+    assert flow["n_untimed"] == 0 and 0 < flow["kept share"] < 100
+    assert _headline(api / "results" / "metrics.json") == flow
+    # the original's closing lines say the same figures
+    assert [line.split("] ", 1)[-1] for line in api_lines] == \
+        [line.split("] ", 1)[-1] for line in flow_lines] != []

@@ -221,6 +221,78 @@ def test_a_failed_gemm_is_named_at_the_end(tmp_path):
                      proc.stdout), proc.stdout[-3000:]
 
 
+TWO_GEMMS = "".join(
+    f"- {{function: matmul, M: {m}, N: 16, K: 1024, transA: T, transB: N, batch_count: 1, "
+    "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, compute_type: c_f32_r, "
+    "call_count: 10}\n" for m in (1024, 2048))
+SEARCH_FAILS = "sim={search_crash_on: [M2048_N16]}"  # the second GEMM's search job fails
+
+
+def _whole_workload_figures(workdir: Path) -> tuple[float, float]:
+    """(uplift %, kept share %) over both GEMMs, each at its default kernel's time (the
+    platform's own, timed here), the failed one unchanged."""
+    from geko_lib import platforms
+    from geko_lib.gemm import GemmProblem
+
+    config = yaml.safe_load((workdir / "geko_config.yaml").read_text()) \
+        if (workdir / "geko_config.yaml").is_file() else {"platform": "sim", "arch": "gfx950"}
+    raw = pd.read_csv(workdir / "results" / "raw_results.csv", dtype={"transA": str,
+                                                                       "transB": str})
+    (kept,) = raw[raw["kept"]].to_dict("records")
+    workload = yaml.safe_load(TWO_GEMMS)
+    problems = [GemmProblem.from_row(dict(r, m=r["M"], n=r["N"], k=r["K"])) for r in workload]
+    default = platforms.get(config).bench(problems, workdir / "expected", 0, duration=0.1)
+    total = sum(10 * us for us in default["us"])
+    share = 100.0 * 10 * kept["us_reference"] / total
+    return share * (1 - kept["us_tuned"] / kept["us_reference"]), share
+
+
+def _says_whole_workload(stdout: str, workdir: Path) -> None:
+    uplift, share = _whole_workload_figures(workdir)
+    assert 0 < share < 100
+    assert f"geko: 1 of 2 GEMMs kept (1 failed); time-weighted uplift {uplift:.2f}% of the " \
+           "workload's GEMM time saved;" in stdout, stdout[-3000:]
+    # the original's log line (the geko command prints it too)
+    logged = (workdir / "logs" / "analyze.log").read_text()
+    assert f"Weighted GEMM uplift of {uplift:.4f}% (share of the workload's total GEMM time " \
+           "saved" in logged, logged[-3000:]
+    assert f"the kept GEMMs are {share:.1f}% of that time" in logged
+    m = json.loads((workdir / "results" / "metrics.json").read_text())
+    assert m["e2e"]["n_untimed"] == 0 and m["counts"]["n_failed"] == 1
+    assert m["e2e"]["coverage_pct"] == pytest.approx(share)
+    # the failed GEMM ships its default kernel: it counts in the roofline at its reference time
+    assert m["roofline"]["n"] == 2 and m["roofline"]["n_failed"] == 1
+
+
+def test_with_keep_thr_0_a_failed_jobs_gemm_counts_in_every_headline_figure(tmp_path):
+    """keep_thr 0 times no baseline, so a GEMM whose search failed had no timing and the
+    time-weighted uplift and the kept share were of the compared GEMMs' time (12.71% and 100.0%
+    here, where the whole workload gives 6.28% and 49.4%). Its default kernel is timed now
+    (bench_uncompared), and both doors say the whole workload's figures, the failed GEMM at its
+    unchanged time."""
+    import shutil
+    import sys
+
+    from .conftest import ROOT
+
+    (tmp_path / "app.yaml").write_text(TWO_GEMMS)
+    proc = ok(geko("--search", "--workload-log", "app.yaml", "--keep_thr", "0", "-w", "run",
+                   "--", "--config", SEARCH_FAILS, cwd=tmp_path))
+    _says_whole_workload(proc.stdout, tmp_path / "run")
+    assert "the kept GEMMs are 49.4% of that time" in proc.stdout  # as this sim model has it
+
+    for name in ("workflow", "config", "profiles"):  # the snakemake door, on a checkout
+        shutil.copytree(ROOT / name, tmp_path / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".snakemake"))
+    (tmp_path / "mine.yaml").write_text('workload_log: app.yaml\n')
+    route = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--profile", "profiles/local", "final_libs",
+         "--cores", "2", "--configfile", "mine.yaml", "--config", "keep_thr=0",
+         "workdir=runs/s", SEARCH_FAILS], cwd=tmp_path, capture_output=True, text=True)
+    ok(route)
+    _says_whole_workload(route.stdout, tmp_path / "runs" / "s")
+
+
 def test_a_run_that_keeps_nothing_names_no_final_library(tmp_path):
     proc = ok(geko("--search", "--inline", "256", "512", "1", "256", "B", "B", "S", "N", "T",
                    "-w", "run", "--up_thr", "100", cwd=tmp_path))

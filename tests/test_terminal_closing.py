@@ -6,6 +6,7 @@ search's; `geko ... -- --dry-run` leaves no workdir behind."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pandas as pd
 import pytest
@@ -68,12 +69,20 @@ def test_the_snakemake_routes_combine_ends_with_the_combined_headline(tmp_path, 
 def test_the_snakemake_routes_until_configure_says_how_to_continue(tmp_path, capsys,
                                                                   monkeypatch):
     monkeypatch.delenv(terminal.COMMAND_ENV, raising=False)
+    argv = ["snakemake", "--profile", "profiles/local", "final_libs", "--until", "configure",
+            "--config", "mode=tune", "workdir=runs/t"]
     terminal.workflow_headline(tmp_path, {"mode": "tune", "platform": "sim"},
-                               until={"configure"})
+                               until={"configure"}, argv=argv)
     out = capsys.readouterr().out
     assert f"Generated 0 configuration files in '{tmp_path / layout.TUNING_DIR}'" in out
-    assert f"continue (optimize.py): geko --tune --workdir {tmp_path}" in out
-    assert "or the same snakemake command without --until" in out
+    # a snakemake-route workdir has no geko_config.yaml: `geko --tune -w` would refuse it
+    assert "continue (optimize.py)" not in out
+    assert "geko: continue: snakemake --profile profiles/local final_libs --config mode=tune " \
+        "workdir=runs/t\n" in out
+    (tmp_path / layout.CONFIG_COPY).write_text("mode: tune\n")  # a geko campaign's workdir
+    terminal.workflow_headline(tmp_path, {"mode": "tune", "platform": "sim"},
+                               until={"configure"}, argv=argv)
+    assert f"continue (optimize.py): geko --tune --workdir {tmp_path}" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -87,3 +96,37 @@ def test_a_dry_run_leaves_no_workdir_behind(tmp_path):
     proc = geko("--search", "--inline", "256", "256", "1", "256", "B", "B", "S", "N", "T",
                 "--platform", "sim", "--workdir", "kept", "--", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0 and (tmp_path / "kept" / "geko_config.yaml").is_file()
+
+
+@pytest.mark.slow
+def test_the_snakemake_routes_review_step_continues_as_it_says(tmp_path):
+    """`snakemake ... --until configure` on a checkout: the continuation it prints runs as
+    printed and finishes the tune, and the run ends with the sim reminder as every sim run
+    does. It printed `geko --tune --workdir W`, which a snakemake-route workdir (no
+    geko_config.yaml) refuses with exit 2, and ended without the reminder."""
+    import shlex
+    import shutil
+    import sys
+
+    from tests.conftest import ROOT, TUNE_SIZES
+
+    for name in ("workflow", "config", "profiles"):
+        shutil.copytree(ROOT / name, tmp_path / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".snakemake"))
+    (tmp_path / "sizes.yaml").write_text(TUNE_SIZES)
+    (tmp_path / "mine.yaml").write_text('workload_log: ""\nworkload_list: sizes.yaml\n')
+    snakemake = [sys.executable, "-m", "snakemake"]
+    args = ["--profile", "profiles/local", "final_libs", "--until", "configure",
+            "--configfile", "mine.yaml", "--config", "mode=tune", "workdir=runs/t"]
+    first = subprocess.run([*snakemake, *args], cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    said = [line for line in first.stdout.splitlines() if line.startswith("geko: ")]
+    assert said[-1] == f"geko: {terminal.MODEL_REMINDER}", said
+    (line,) = [s for s in said if s.startswith("geko: continue: ")]
+    argv = shlex.split(line.removeprefix("geko: continue: "))
+    assert "--until" not in argv and "configure" not in argv
+    assert not (tmp_path / "runs" / "t" / "final_libs").exists()
+    second = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert second.returncode == 0, line + "\n" + second.stdout[-3000:] + second.stderr[-3000:]
+    assert "Optimization workflow completed successfully!" in second.stdout
+    assert (tmp_path / "runs" / "t" / "final_libs").is_dir()

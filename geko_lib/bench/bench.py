@@ -99,15 +99,37 @@ def _bench_inputs(libs, benchmark_dir: Path, verify: bool, duration: float, beta
         yield name, Path(name).stem, problems_of(lib)
 
 
+def time_uncompared(plat, problems, out_dir, device: int, duration: float) -> pd.DataFrame:
+    """The default kernel's time of ``problems`` (analysis.uncompared_problems), as the reference run of
+    a comparison times it, so the whole workload's GEMM time is known where no baseline timed
+    it (keep_thr 0). A GEMM the tool fails on is left out, by name (its share of the time stays
+    unknown: analysis.n_untimed), and the rest are timed one by one."""
+    if not problems:
+        return pd.DataFrame(columns=[*analysis.KEYS, "us"])
+    try:
+        return original_columns.add(plat.bench(problems, out_dir, device, duration=duration),
+                                    plat.lib_source)
+    except GekoError as exc:
+        log.warning("timing the %d uncompared GEMM(s) together failed (%s): one at a time",
+                    len(problems), exc)
+    frames = []
+    for problem in problems:
+        try:
+            frames.append(plat.bench([problem], out_dir, device, duration=duration))
+        except GekoError as exc:
+            log.warning("%s: no reference timing (%s); its share of the workload's GEMM time "
+                        "stays unknown", problem.name, exc)
+    if not frames:
+        return pd.DataFrame(columns=[*analysis.KEYS, "us"])
+    return original_columns.add(pd.concat(frames, ignore_index=True), plat.lib_source)
+
+
 def _write(frame: pd.DataFrame, path: Path, plat) -> pd.DataFrame:
     files.write_text(path, format_benchmark_output(frame, plat))
     return frame
 
 
-def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark_dir="benchmarks",
-            device: int = 0, duration: float = 0.5, verify: bool = True, beta: bool = False,
-            cache: bool = True, up_thr: float = 1.03, err_thr: float = 0.03,
-            log_summary=None, *, platform=None, **config) -> pd.DataFrame:
+def compare(*args, **kwargs) -> pd.DataFrame:
     """Every library of ``lib_dir`` against the platform's default choice: the libraries are
     created into ``custom_lib_dir``; per library ``<stem>_bench.yaml`` (and ``_verify.yaml``)
     rows in ``benchmark_dir`` are timed with the default (``<stem>_bench-reference.out``) and
@@ -115,7 +137,22 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
     (``<stem>_verify-tuned.csv``). Returns one row per GEMM: ``*_reference``/``*_tuned``
     columns, ``ratio`` (reference us / tuned us), ``error_tuned``, ``valid``, ``kept`` under
     ``up_thr``/``err_thr``, ``winner`` and ``lib``; ``log_summary`` (summary.csv) adds the
-    time weights."""
+    time weights, each GEMM's share of the whole workload's time (:func:`compare_workload`,
+    whose arguments these are)."""
+    return compare_workload(*args, **kwargs)[0]
+
+
+def compare_workload(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build",
+                     benchmark_dir="benchmarks", device: int = 0, duration: float = 0.5,
+                     verify: bool = True, beta: bool = False, cache: bool = True,
+                     up_thr: float = 1.03, err_thr: float = 0.03, log_summary=None, *,
+                     platform=None, **config) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """:func:`compare`'s table and, with ``log_summary``, every summary GEMM's share of the
+    whole workload's time (analysis.workload_weights; None without it), as the workflow's
+    analyze takes them: where no baseline timed the summary (keep_thr 0), the summary GEMMs
+    no library holds (their job failed) have their default kernel timed
+    (:func:`time_uncompared`, as the workflow's bench_uncompared job times them; its output
+    ``<benchmark_dir>/uncompared-reference.out``), so they count at their unchanged time."""
     if lib_dir is None:
         raise TypeError("compare() needs lib_dir")
     plat = platforms.resolve(hipblaslt_path, platform, **config)
@@ -136,11 +173,20 @@ def compare(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build", benchmark
             errors = plat.verify(problems, benchmark_dir, device, created).assign(lib=name)
             files.write_csv(benchmark_dir / f"{stem}_verify-tuned.csv", errors)
             checked.append(errors)
-    weights = integrity.read_table(log_summary) if log_summary is not None else None
-    return analysis.compare(pd.concat(reference, ignore_index=True),
-                            pd.concat(tuned, ignore_index=True),
-                            pd.concat(checked, ignore_index=True) if verify else None,
-                            up_thr, err_thr, weights=weights)
+    reference = pd.concat(reference, ignore_index=True)
+    weights = None
+    if log_summary is not None:
+        summary = integrity.read_table(log_summary)
+        uncompared = None
+        problems = [] if analysis.baseline_timed(summary) else analysis.uncompared_problems(summary, libs)
+        if problems:  # as the workflow's bench_uncompared job, there only where there are some
+            uncompared = _write(time_uncompared(plat, problems, benchmark_dir, device, duration),
+                                benchmark_dir / "uncompared-reference.out", plat)
+        weights = analysis.workload_weights(summary, reference, uncompared)
+    raw = analysis.compare(reference, pd.concat(tuned, ignore_index=True),
+                           pd.concat(checked, ignore_index=True) if verify else None,
+                           up_thr, err_thr, weights=weights)
+    return raw, weights
 
 
 def compare_pr(hipblaslt_path=None, lib_dir=None, base_lib_dir=None, tensile_dir="tensile",

@@ -15,7 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..gemm import BY_NAME, GEMM_FIELDS
+from ..gemm import BY_NAME, GEMM_FIELDS, GemmProblem
+from ..library.logic import problems_of
 from ..bench_formats.summary import PCT, normalized
 from ..log_setup import LOGGER
 
@@ -76,6 +77,52 @@ def compare(reference: pd.DataFrame, tuned: pd.DataFrame, verify: pd.DataFrame |
     if weights is not None:
         raw = _add_weights(raw, weights)
     return raw
+
+
+def baseline_timed(summary: pd.DataFrame) -> bool:
+    """summary.csv has every GEMM's share of the workload's time: a baseline timed it
+    (keep_thr > 0); keep_thr 0 times none."""
+    return PCT in summary and bool(summary[PCT].notna().any())
+
+
+def workload_weights(summary: pd.DataFrame, reference: pd.DataFrame,
+                     uncompared: pd.DataFrame | None) -> pd.DataFrame:
+    """summary.csv with every GEMM's share of the whole workload's GEMM time: the baseline's
+    (keep_thr > 0), else (keep_thr 0 times no baseline) ``call_count x us``, ``us`` the
+    reference time of the compared GEMMs (``reference``: their reference benchmarks) and of
+    the GEMMs no library holds, as their job failed (``uncompared``: the same default kernel,
+    timed alone). A GEMM neither times has no share (NaN; :func:`failed_gemms` counts them)."""
+    if baseline_timed(summary):
+        return summary
+    from ..bench_formats.summary import TOTAL
+
+    timed = [normalized(t)[KEYS + ["us"]] for t in (reference, uncompared)
+             if t is not None and len(t)]
+    out = normalized(summary).drop(columns=["us", TOTAL, PCT], errors="ignore")
+    if not timed:
+        return out
+    us = pd.concat(timed, ignore_index=True).drop_duplicates(subset=KEYS)
+    out = out.merge(us, on=KEYS, how="left", validate="one_to_one")
+    out[TOTAL] = out["call_count"].astype(float) * out["us"].astype(float)
+    total = out[TOTAL].sum()  # NaN (untimed) rows left out
+    out[PCT] = 100.0 * out[TOTAL] / total if total > 0 else np.nan
+    return out
+
+
+def failed_gemms(weights: pd.DataFrame | None, raw: pd.DataFrame) -> dict:
+    """What :func:`metrics` takes of the whole workload's shares (:func:`workload_weights`)
+    about the GEMMs without a row in ``raw`` (their job failed): ``n_untimed``, how many have
+    no share (no timing covers them), and ``failed``, those that have one, at their reference
+    time (``us``, ``call_count``, ``pct_of_total``). Empty without weights."""
+    if weights is None or PCT not in weights:
+        return {}
+    rest = normalized(weights).merge(normalized(raw)[KEYS].drop_duplicates(), on=KEYS,
+                                     how="left", indicator=True)
+    rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge")
+    timed = rest[rest[PCT].notna()]
+    return {"n_untimed": int(rest[PCT].isna().sum()),
+            "failed": timed[KEYS + ["call_count", "us", PCT]]
+            .rename(columns={PCT: "pct_of_total"}).reset_index(drop=True)}
 
 
 def arithmetic_intensity(row) -> float:
@@ -287,10 +334,19 @@ def _weighted(values: pd.Series, weights: pd.Series):
     return float((values[ok] * weights[ok]).sum() / total) if total > 0 else None
 
 
-def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
+def roofline_metrics(raw: pd.DataFrame, ceilings: dict,
+                     failed: pd.DataFrame | None = None) -> dict:
     """The ``roofline`` section of metrics.json: the ceilings, per-GEMM numbers and the
     workload's time-weighted % of roofline for the reference, the tuned kernels and what
-    ships (tuned where kept, else reference)."""
+    ships (tuned where kept, else reference). ``failed`` (failed_gemms): GEMMs whose job failed,
+    with their reference time and share: they ship their reference kernel, no tuned one."""
+    n_compared = int(len(raw))
+    if failed is not None and len(failed):
+        raw = pd.concat([raw, failed.rename(columns={"us": "us_reference"}).assign(
+            us_tuned=np.nan, kept=False, lib=None)], ignore_index=True)
+        if "arith_intensity" in raw:
+            raw["arith_intensity"] = [arithmetic_intensity(r) if pd.isna(r["arith_intensity"])
+                                      else r["arith_intensity"] for r in raw.to_dict("records")]
     table = roofline_table(raw, ceilings) if len(raw) else None
     weights, weight_source = _time_weights(raw) if len(raw) else (pd.Series(dtype=float), None)
     section = {
@@ -300,6 +356,7 @@ def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
                       "x bandwidth); % of roofline = achieved TFLOP/s / roofline",
         "weights": weight_source,
         "n": int(len(raw)),
+        "n_failed": int(len(raw)) - n_compared,  # timed, not compared: their reference ships
     }
     if table is None:
         return _finite(section | {"gemms": []})
@@ -329,6 +386,7 @@ def roofline_metrics(raw: pd.DataFrame, ceilings: dict) -> dict:
             "pct_roofline_reference": row["pct_roofline_reference"],
             "pct_roofline_tuned": row["pct_roofline_tuned"],
             "time_share_pct": float(weights.loc[i]), "kept": bool(kept.loc[i]),
+            "compared": bool(i < n_compared),
         })
     section["gemms"] = gemms
     return _finite(section)
@@ -377,11 +435,16 @@ def _categories(raw: pd.DataFrame, weights: pd.Series | None) -> dict:
 
 
 def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
-            ceilings: dict | None = None, n_workload: int | None = None) -> dict:
+            ceilings: dict | None = None, n_workload: int | None = None,
+            n_untimed: int | None = None, failed: pd.DataFrame | None = None) -> dict:
     """metrics.json (docs/FORMATS.md): everything the original computes, per GEMM category,
     and with ``ceilings`` (platforms.ceilings) a ``roofline`` section. ``n_workload``: the GEMMs
     the campaign set out to compare (summary.csv's); those without a row in ``raw`` failed
-    (``counts.n_failed``) and count as not kept."""
+    (``counts.n_failed``) and count as not kept, their time unchanged. ``n_untimed``: the failed
+    GEMMs without a timing (:func:`failed_gemms`), whose time no share includes; None: every
+    failed one where the shares of ``raw`` add up to 100 % (weights of the compared GEMMs
+    only). ``failed``: the timed failed GEMMs (:func:`failed_gemms`), which count in the
+    roofline at their reference time, as they ship."""
     valid = raw[raw["valid"]]
     kept = raw[raw["kept"]]
     improved = valid["ratio"] > 1.0
@@ -413,9 +476,9 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
             "coverage_pct": float(kept["pct_of_total"].sum()),
             "e2e_us_saved_per_iter": float(kept["weighted_us_saved"].sum()),
             "top10pct_contribution_share": float(top.iloc[:n_top].sum()),
-            # failed GEMMs without a timing (keep_thr 0 times no baseline): the shares are of
-            # the compared GEMMs' time only (they add up to 100% over them), and say so
-            "n_untimed": counts["n_failed"] if counts["n_failed"] and
+            # failed GEMMs that no timing covers: the shares leave their time out, and say so
+            "n_untimed": min(int(n_untimed), counts["n_failed"]) if n_untimed is not None else
+            counts["n_failed"] if counts["n_failed"] and
             math.isclose(float(pct.sum()), 100.0, abs_tol=1e-6) else 0,
         }
     per_type = {}
@@ -445,7 +508,7 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
                                     if "pct_of_total" in raw else None),
     }
     if ceilings:
-        out["roofline"] = roofline_metrics(raw, ceilings)
+        out["roofline"] = roofline_metrics(raw, ceilings, failed)
     return _finite(out)
 
 
@@ -474,3 +537,11 @@ def summary_lines(m: dict) -> list[str]:
 
 def _share(value) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
+
+
+def uncompared_problems(summary: pd.DataFrame, libs) -> list[GemmProblem]:
+    """The GEMMs of ``summary`` that no library of ``libs`` (a LibraryCollection) holds: their
+    search or tuning job failed, so no comparison times them."""
+    held = {p for _, lib in libs.items() for p in problems_of(lib)}
+    wanted = dict.fromkeys(GemmProblem.from_row(r) for r in summary.to_dict("records"))
+    return [p for p in wanted if p not in held]

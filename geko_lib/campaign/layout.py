@@ -71,6 +71,10 @@ VERIFY_INPUT = "benchmarks/{lib}_verify.yaml"
 BENCH_REFERENCE = "benchmarks/{lib}_bench-reference.csv"
 BENCH_TUNED = "benchmarks/{lib}_bench-tuned.csv"
 VERIFY_TUNED = "benchmarks/{lib}_verify-tuned.csv"
+# the default kernel's time of the GEMMs no library holds (their job failed), keep_thr 0 only:
+# a fan-out of one job ({rest} = uncompared) where there are such GEMMs, of none where not
+BENCH_UNCOMPARED = "benchmarks/{rest}-reference.csv"
+UNCOMPARED = "uncompared"
 RAW_RESULTS = "results/raw_results.csv"
 FINAL_RESULTS = "results/final_results.csv"
 DASHBOARD = "results/dashboard_data.csv"  # the kept GEMMs' tuned side, original's names
@@ -180,6 +184,18 @@ class Layout:
     def lib_stems(self) -> list[str]:
         libs = self.root / LIBS
         return sorted(p.stem for p in libs.glob("*.yaml")) if libs.is_dir() else []
+
+    def uncompared(self) -> list[str]:
+        """``[UNCOMPARED]`` where summary.csv has a GEMM that no library of libs/ holds (its
+        job failed: bench_uncompared times it), else none; none before libs/ is made."""
+        from ..library.collection import load_dir
+        from . import analysis, integrity
+
+        summary, libs = self.root / SUMMARY, self.root / LIBS
+        if not summary.is_file() or not libs.is_dir():
+            return []
+        found = analysis.uncompared_problems(integrity.read_table(summary), load_dir(libs))
+        return [UNCOMPARED] if found else []
 
     def failed_jobs(self, mode: str) -> list[str]:
         """The entries of the phase's failed_jobs.log (GEMMs of the search, configs of tune)."""

@@ -75,6 +75,7 @@ def _aiter_listed(config) -> bool:
 # what a campaign's config decides about the rules it has
 CONDITIONS = {
     "keep_thr > 0": lambda config: float(config.get("keep_thr", 0)) > 0,  # the baseline filters
+    "keep_thr == 0": lambda config: float(config.get("keep_thr", 0)) <= 0,  # no baseline
     "verify": lambda config: bool(config.get("verify", True)),
     "search": _mode("search"),
     "tune": _mode("tune"),
@@ -231,11 +232,19 @@ RULES = (
          stage=BENCHMARK,
          inputs={"rows": L.VERIFY_INPUT, "library": L.TENSILE},
          outputs={"table": L.VERIFY_TUNED, "out": str(out_beside(L.VERIFY_TUNED))}),
+    # without a baseline (keep_thr 0), the default kernel's time of the GEMMs whose job failed,
+    # so the headline's shares are of the whole workload's GEMM time: one job where libs/ leaves
+    # a GEMM of the summary out, none where not (Layout.uncompared)
+    Rule("bench_uncompared", ("bench_uncompared",), False, over="rest", condition="keep_thr == 0",
+         gpu="gpu", stage=BENCHMARK,
+         inputs={"summary": L.SUMMARY, "libs": L.LIBS},
+         outputs={"table": L.BENCH_UNCOMPARED}),
     Rule("analyze", ("analyze",), True, stage=FILTER, done="metrics",
          inputs={"reference": Gather(L.BENCH_REFERENCE, "lib"),
                  "tuned": Gather(L.BENCH_TUNED, "lib"),
                  "verify": When("verify", Gather(L.VERIFY_TUNED, "lib")),
-                 "summary": L.SUMMARY},
+                 "summary": L.SUMMARY,
+                 "uncompared": When("keep_thr == 0", Gather(L.BENCH_UNCOMPARED, "rest"))},
          outputs={"raw": L.RAW_RESULTS, "final": L.FINAL_RESULTS, "dashboard": L.DASHBOARD,
                   "metrics": L.METRICS},
          params={"up_thr": "up_thr", "err_thr": "err_thr"}),

@@ -190,7 +190,7 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     jobs = []
     layout = L.Layout(workdir)
     values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
-              "lib": layout.lib_stems}
+              "lib": layout.lib_stems, "rest": layout.uncompared}
 
     def add(rule, output, name=None):
         log = table.rule_log(rule, name)

@@ -128,15 +128,19 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
 
 
 def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,
-                  config: dict, n_workload: int | None = None) -> pd.DataFrame:
+                  config: dict, n_workload: int | None = None,
+                  weights: pd.DataFrame | None = None) -> pd.DataFrame:
     """results/raw_results.csv, final_results.csv (the kept GEMMs), dashboard_data.csv (the
     kept GEMMs' tuned side, original_columns.dashboard) and metrics.json from a
-    comparison (bench.compare's table), and the original's closing log lines. Returns the kept
-    rows."""
+    comparison (bench.compare's table), and the original's closing log lines. ``n_workload``:
+    the GEMMs set out to compare (those without a row in ``raw`` failed); ``weights``
+    (analysis.workload_weights): every GEMM's share of the whole workload's time, so a failed
+    GEMM counts at its unchanged time. Returns the kept rows."""
     caps = platforms.capabilities(config)
     raw = analysis.enrich(raw, caps.ceilings)
     metrics = analysis.metrics(raw, up_thr, err_thr, platforms.describe(platform, config),
-                               ceilings=caps.ceilings, n_workload=n_workload)
+                               ceilings=caps.ceilings, n_workload=n_workload,
+                               **analysis.failed_gemms(weights, raw))
     raw = original_columns.add(raw)
     output_dir = Path(output_dir)
     files.write_csv(output_dir / "raw_results.csv", raw)
@@ -159,16 +163,24 @@ def analyze(hipblaslt_path=None, lib_dir=None, output_dir="workdir/results", up_
     in ``benchmark_dir``, default ``<output_dir>/../benchmarks``) and keep the GEMMs whose
     kernel changed, ran ``up_thr`` times faster and verified below ``error_thr``. Writes
     raw_results.csv, final_results.csv and metrics.json in output_dir; returns the kept rows
-    (what ``library.from_dataframe`` ships)."""
-    from ..bench import compare
+    (what ``library.from_dataframe`` ships). With ``log_summary`` (summary.csv) the figures
+    are of its whole workload, as the workflow's: a summary GEMM no library holds (its job
+    failed) counts as failed and not kept, at its default kernel's time (timed here where no
+    baseline timed the summary, keep_thr 0)."""
+    from ..bench.bench import compare_workload
 
     if lib_dir is None:
         raise TypeError("analyze() needs lib_dir")
     output_dir = Path(output_dir)
     plat = platforms.resolve(hipblaslt_path, platform, **config)
-    raw = compare(lib_dir=lib_dir, custom_lib_dir=custom_lib_dir or output_dir.parent / "build",
-                  benchmark_dir=benchmark_dir or output_dir.parent / "benchmarks",
-                  device=device, duration=duration, verify=verify, beta=beta, up_thr=up_thr,
-                  err_thr=error_thr, log_summary=log_summary, platform=plat)
+    raw, weights = compare_workload(
+        lib_dir=lib_dir, custom_lib_dir=custom_lib_dir or output_dir.parent / "build",
+        benchmark_dir=benchmark_dir or output_dir.parent / "benchmarks", device=device,
+        duration=duration, verify=verify, beta=beta, up_thr=up_thr, err_thr=error_thr,
+        log_summary=log_summary, platform=plat)
     config = dict(config, platform=plat.name)
-    return write_results(raw, output_dir, up_thr, error_thr, plat, config)
+    # as the workflow's analyze: the summary's GEMMs without a result failed, and count as not
+    # kept, at their share of the whole workload's time
+    return write_results(raw, output_dir, up_thr, error_thr, plat, config,
+                         n_workload=len(weights) if weights is not None else None,
+                         weights=weights)

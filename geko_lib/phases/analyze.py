@@ -18,10 +18,15 @@ def concat(paths):
 
 def run(job):
     summary = jobs.read_table(job.input.summary)
-    raw = analysis.compare(concat(job.input.reference), concat(job.input.tuned),
-                           concat(job.input.verify), job.params.up_thr, job.params.err_thr,
-                           weights=summary)
+    reference = concat(job.input.reference)
+    # every GEMM's share of the whole workload's time: the baseline's (keep_thr > 0), else the
+    # reference benchmarks' and, for the GEMMs whose job failed, bench_uncompared's
+    weights = analysis.workload_weights(summary, reference,
+                                        concat(job.input.get("uncompared") or []))
+    raw = analysis.compare(reference, concat(job.input.tuned), concat(job.input.verify),
+                           job.params.up_thr, job.params.err_thr, weights=weights)
     # the same writer as geko_lib.optim.analyze: raw_results, final_results, metrics, log lines;
     # the summary's GEMMs without a result failed, and count as not kept
     optim.write_results(raw, Path(job.output.raw).parent, job.params.up_thr, job.params.err_thr,
-                        platforms.get(job.config), job.config, n_workload=len(summary))
+                        platforms.get(job.config), job.config, n_workload=len(summary),
+                        weights=weights)

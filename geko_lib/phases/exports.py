@@ -35,6 +35,16 @@ def _index_record(job, winners: pd.DataFrame) -> dict:
             "library_version": f"geko-{build}" if build else "geko"}
 
 
+NAMED = 5  # GEMMs a left-out line names (the rest counted)
+
+
+def named(names: list[str]) -> str:
+    """The distinct GEMM names of a left-out line: the first NAMED, then how many more."""
+    distinct = list(dict.fromkeys(names))
+    more = len(distinct) - NAMED
+    return ", ".join(distinct[:NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
 def _left_out(log, winners: pd.DataFrame, shipped: pd.DataFrame, path: str) -> None:
     missing = len(winners) - len(shipped)
     if missing:
@@ -56,13 +66,26 @@ def run(job):
                  "TunableOp files hold the indices of %s (build %s), which the application "
                  "must load (HIPBLASLT_TENSILE_LIBPATH)", len(shipped), record["library"],
                  record["library_version"])
-    arch = settings["gcn_arch_name"] or job.config["arch"]
+    # what the GPU reports (gfx942...), never geko's alias of it (gfx942_80cu)
+    target = ARCHS.get(job.config["arch"])
+    arch = settings["gcn_arch_name"] or (target.model if target else job.config["arch"])
     _left_out(log, winners, shipped, job.output.override)
-    numbered = shipped["solution_index"].astype(int) > 0
+    # the override's key has no bias: its entry serves a GEMM's bias calls as well
+    entries, only_bias, mixed = sources.override_entries(shipped, keys)
+    if only_bias:
+        log.warning("%d kept GEMM(s) left out of %s: every call of them is a bias call, and "
+                    "hipBLASLt's override key has no bias field, so the entry would serve them "
+                    "with a kernel geko timed without the bias epilogue: %s", len(only_bias),
+                    job.output.override, named(only_bias))
+    if mixed:
+        log.warning("%d GEMM(s) of %s also have bias calls, which will use the entry too "
+                    "(the override key has no bias field; geko timed them without the bias "
+                    "epilogue): %s", len(mixed), job.output.override, named(mixed))
+    numbered = entries["solution_index"].astype(int) > 0
     if not numbered.all():
         log.warning("%d kept GEMM(s) left out of %s: solution index 0, which hipBLASLt ignores "
                     "in an override file", int((~numbered).sum()), job.output.override)
-    exports.write_tuning_override(shipped[numbered], job.output.override, arch=arch,
+    exports.write_tuning_override(entries[numbered], job.output.override, arch=arch,
                                   version=settings["hipblaslt_version"] or None)
     validators = exports.default_validators(
         arch, hipblaslt_version=settings["hipblaslt_version"] or None,
@@ -71,7 +94,8 @@ def run(job):
     calls, bias = sources.per_call(shipped, keys)
     if bias:
         log.warning("%d bias call(s) left out of %s: geko timed their GEMMs without the bias "
-                    "epilogue (GemmAndBiasTunableOp)", bias, job.output.tunableop)
+                    "epilogue (GemmAndBiasTunableOp): %s", len(bias), job.output.tunableop,
+                    named(bias))
     types = [gemm.GemmProblem.from_row(r).type for r in calls.to_dict("records")]
     supported = pd.Series([exports.tunableop_supported(t, style) for t in types],
                           index=calls.index, dtype=bool)
@@ -93,5 +117,5 @@ def run(job):
     left_out = exports.write_aiter_tuned(winners, aiter, gfx=target.model, cu_num=target.cus,
                                          keys=keys)
     for reason, count in left_out.items():
-        log.warning("%d kept GEMM(s) or call(s) left out of %s: %s", count, aiter,
-                    exports.aiter.LEFT_OUT[reason])
+        log.warning("%d kept GEMM(s) or call(s) left out of %s: %s: %s", count, aiter,
+                    exports.aiter.LEFT_OUT[reason], named(left_out.names[reason]))

@@ -93,6 +93,7 @@ wildcard_constraints:
     cfg=r"[A-Z0-9]+_[NT]{2}_\d+",
     lib=r"[^/]+",
     part=r"part_\d+_of_\d+",
+    rest=layout.UNCOMPARED,
 
 
 def search_chunks():
@@ -123,6 +124,12 @@ def library_stems():
     return layout.Layout(".").lib_stems()
 
 
+def uncompared():
+    """bench_uncompared's one job where libs/ leaves a GEMM of the summary out (keep_thr 0)."""
+    checkpoints.libs.get()
+    return layout.Layout(".").uncompared()
+
+
 def baseline_parts():
     """The baseline fans out like the search: one part per device, but never more parts than
     GEMMs (a part without work would be a GPU job benchmarking nothing), GEMMs dealt
@@ -147,7 +154,7 @@ GIVEN = {
 
 # the values each fan-out gathers over, once its checkpoint ran
 FANNED = {"part": baseline_parts, "chunk": search_chunks, "cfg": tuning_configs,
-          "lib": library_stems}
+          "lib": library_stems, "rest": uncompared}
 
 
 def _directive(value):

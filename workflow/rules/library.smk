@@ -77,6 +77,21 @@ rule verify_tuned:
         rule_script("verify_tuned")
 
 
+rule bench_uncompared:
+    """keep_thr 0 (no baseline): the default kernel's time of the GEMMs whose job failed, so
+    every headline figure is a share of the whole workload's GEMM time."""
+    input:
+        **rule_input("bench_uncompared"),
+    output:
+        **rule_output("bench_uncompared"),
+    resources:
+        **rule_resources("bench_uncompared"),
+    log:
+        rule_log("bench_uncompared"),
+    script:
+        rule_script("bench_uncompared")
+
+
 rule prune_libs:
     """Optional (target `prune`): fewer solutions in final_libs, each size within prune_tol of
     its best among the solutions of its tile cluster, every candidate measured on every size."""

@@ -65,9 +65,22 @@ LEFT_OUT = {
 }
 
 
+class LeftOut(dict):
+    """{reason: count} of what was left out (reasons in LEFT_OUT); ``names``: {reason: the
+    names of those GEMMs}, so the line saying so can name them."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: dict[str, list[str]] = {}
+
+    def add(self, reason: str, name: str) -> None:
+        self[reason] = self.get(reason, 0) + 1
+        self.names.setdefault(reason, []).append(name)
+
+
 def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
-               keys: dict | None = None) -> tuple[list[dict], dict]:
-    """(rows of the tuned CSV, {reason: count} of what was left out; reasons in LEFT_OUT).
+               keys: dict | None = None) -> tuple[list[dict], LeftOut]:
+    """(rows of the tuned CSV, LeftOut: {reason: count} of what was left out, and the names).
     ``keys``: sources.workload_keys of the campaign's workload, so each row carries the
     ``bias`` and ``scaleAB`` of the call it answers; without it a GEMM's own scales."""
     if not gfx or int(cu_num) < 1:
@@ -76,15 +89,15 @@ def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
     errors = winners["error"].tolist() if "error" in winners else [None] * len(winners)
     libraries = winners["library"].tolist() if "library" in winners else [STOCK] * len(winners)
     identities = gemm_key(winners)
-    out, left_out = [], dict.fromkeys(LEFT_OUT, 0)
+    out, left_out = [], LeftOut()
     for row, error, library, identity in zip(_rows(winners, need_name=True), errors, libraries,
                                              identities):
         p = row["problem"]
         if not _linear(p):
-            left_out["linear"] += 1
+            left_out.add("linear", p.name)
             continue
         if library != STOCK:
-            left_out["geko"] += 1
+            left_out.add("geko", p.name)
             continue
         us = row["us"]
         if us is None:
@@ -93,7 +106,7 @@ def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
         calls = (keys or {}).get(identity) or [{"bias": False, "scaleAB": scaled}]
         for key in distinct(calls, ("bias", "scaleAB")):
             if key["bias"]:
-                left_out["bias"] += 1
+                left_out.add("bias", p.name)
                 continue
             out.append({"gfx": gfx, "cu_num": int(cu_num), "M": p.n, "N": p.m, "K": p.k,
                         "bias": key["bias"], "dtype": HIPBLASLT_TO_TORCH[p.type.a_type],
@@ -104,12 +117,12 @@ def aiter_rows(winners: pd.DataFrame, *, gfx: str, cu_num: int,
                         "err_ratio": 0.0 if error is None or pd.isna(error) else float(error),
                         "tflops": round(p.flops / us / 1e6, 4),
                         "bw": round(p.min_bytes / us / 1e3, 4)})
-    return out, {reason: n for reason, n in left_out.items() if n}
+    return out, left_out
 
 
 def write_aiter_tuned(winners: pd.DataFrame, path, *, gfx: str, cu_num: int,
-                      keys: dict | None = None) -> dict:
-    """Write the tuned CSV; returns {reason: count} of what was left out (aiter_rows)."""
+                      keys: dict | None = None) -> LeftOut:
+    """Write the tuned CSV; returns what was left out (aiter_rows: counts, and names)."""
     rows, left_out = aiter_rows(winners, gfx=gfx, cu_num=cu_num, keys=keys)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=AITER_TUNED_COLUMNS, lineterminator="\n")

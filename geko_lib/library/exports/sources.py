@@ -122,21 +122,45 @@ def distinct(entries: list[dict], fields: tuple[str, ...]) -> list[dict]:
     return out
 
 
-def per_call(winners: pd.DataFrame, keys: dict | None) -> tuple[pd.DataFrame, int]:
-    """(one winners row per distinct leading dimensions of the calls each GEMM answers, how
-    many bias calls were left out): TunableOp's key has the call's ``lda, ldb, ldc``, and its
-    bias op (GemmAndBiasTunableOp) is a GEMM geko did not time with the epilogue."""
+def per_call(winners: pd.DataFrame, keys: dict | None) -> tuple[pd.DataFrame, list[str]]:
+    """(one winners row per distinct leading dimensions of the calls each GEMM answers, the
+    GEMM name of each bias call left out): TunableOp's key has the call's ``lda, ldb, ldc``,
+    and its bias op (GemmAndBiasTunableOp) is a GEMM geko did not time with the epilogue."""
+    from ...gemm import GemmProblem
+
     if not keys or winners.empty:
-        return winners, 0
-    rows, bias = [], 0
+        return winners, []
+    rows, bias = [], []
     for (_, row), identity in zip(winners.iterrows(), _keys(winners)):
         calls = keys.get(identity) or [{"bias": False}]
-        bias += sum(call["bias"] for call in calls)
+        if any(call["bias"] for call in calls):
+            bias += [GemmProblem.from_row(row.to_dict()).name] * sum(c["bias"] for c in calls)
         plain = [call for call in calls if not call["bias"]]
         for lds in distinct(plain, ("lda", "ldb", "ldc")) if "lda" in calls[0] else [{}]:
             rows.append(row.to_dict() | lds)
     return pd.DataFrame(rows, columns=list(dict.fromkeys([*winners.columns, "lda", "ldb",
                                                           "ldc"]))), bias
+
+
+def override_entries(winners: pd.DataFrame, keys: dict | None
+                     ) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """(the winners rows a hipBLASLt override file may hold, the GEMM names of those left out
+    as every workload call of them is a bias call, the GEMM names kept whose bias calls will use
+    the entry too). The override's key has no bias field, so hipBLASLt serves a bias call with
+    the entry of its GEMM: a kernel geko timed without the bias epilogue (and one perhaps without
+    bias support) where the workload calls the GEMM with a bias only."""
+    from ...gemm import GemmProblem
+
+    if not keys or winners.empty:
+        return winners, [], []
+    keep, only_bias, mixed = [], [], []
+    for (_, row), identity in zip(winners.iterrows(), _keys(winners)):
+        calls = keys.get(identity) or [{"bias": False}]
+        biased = [call["bias"] for call in calls]
+        keep.append(not all(biased))
+        if any(biased):
+            (mixed if keep[-1] else only_bias).append(GemmProblem.from_row(row.to_dict()).name)
+    return winners[keep], only_bias, mixed
 
 
 def gemm_key(winners: pd.DataFrame) -> list[tuple]:
