@@ -26,12 +26,11 @@ log = logging.getLogger(LOGGER)
 
 
 _BLOCK = 1 << 16  # lines counted at a time
-_CHUNK = 1 << 8  # rows parsed together a column at a time (more: slower, cache misses)
 
 
-def _distinct_blocks(path):
-    """Blocks of (line, its first line number, how often it occurs), one per distinct line of a
-    block of lines, in the order lines first occur (a line may recur in later blocks)."""
+def _distinct_lines(path):
+    """(line, its first line number, how often it occurs) of each distinct line of a block of
+    lines at a time, in the order lines first occur (a line may recur in later blocks)."""
     try:
         handle = open(path, "rb")
     except OSError as exc:
@@ -45,49 +44,9 @@ def _distinct_blocks(path):
             # each line's first offset (the last written wins, walking backwards), and its
             # count in the order lines first occur: both counted in C
             first = dict(zip(reversed(block), range(len(block) - 1, -1, -1)))
-            yield [(raw, start + first[raw], count) for raw, count in Counter(block).items()]
+            for raw, count in Counter(block).items():
+                yield raw, start + first[raw], count
             start += len(block)
-
-
-def _stripped(raw: bytes, path, number: int) -> str:
-    """A line's text, stripped (and without a byte-order mark on line 1); a line that is not
-    UTF-8 text or holds a NUL byte is refused, naming it."""
-    try:
-        s = raw.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        _decode(raw, path, lambda: number)  # raises with the line number
-    if "\0" in s:
-        _decode(raw, path, lambda: number)  # raises (NUL byte)
-    if number == 1 and s[:1] == "\ufeff":  # byte-order mark
-        s = s[1:].strip()
-    return s
-
-
-def _stripped_lines(block: list, path) -> list[str]:
-    """The text of the block's lines up to the first that is not text: that line is refused
-    only when reached, after any error of a line before it."""
-    texts = []
-    for raw, number, _ in block:
-        try:
-            texts.append(_stripped(raw, path, number))
-        except WorkloadError:
-            break
-    return texts
-
-
-def _parse_rows(texts: list[str], parse_block) -> list:
-    """(keys, values) of the texts in the usual ``- {...}`` row layout, parsed together a column
-    at a time where they are rows of one key sequence; None for every other text, and for all
-    where they are not (each line is then parsed on its own, as any other)."""
-    parsed = [None] * len(texts)
-    at = [i for i, s in enumerate(texts) if s[:3] == "- {" and s[-1:] == "}"]
-    for start in range(0, len(at), _CHUNK):  # a few hundred rows: their parts stay in cache
-        chunk = at[start:start + _CHUNK]
-        results = parse_block([texts[i] for i in chunk])
-        if results is not None:
-            for i, result in zip(chunk, results):
-                parsed[i] = result
-    return parsed
 
 
 def _same_row(result, keys: tuple, values: list) -> bool:
@@ -97,27 +56,9 @@ def _same_row(result, keys: tuple, values: list) -> bool:
         list(map(type, result[1])) == list(map(type, values))
 
 
-def _unusual_row(status: str, s: str, parse, path, number: int):
-    """(keys, values) of a line the flow parser did not read (``status`` says why); None where
-    the file is not one row per line (PyYAML reads it whole); a truncated row is refused."""
-    if status == _NOT_FLOW:
-        _check_not_trace(s, path, number)
-        return None
-    if status == _TRUNCATED:
-        raise WorkloadError(path, number, "syntax", "truncated row: '{' is never "
-                                                    "closed (was the log cut off?)")
-    # mangled ': , : ,' pairs: the original's cleanup, then the fast parser again;
-    # anything else unusual: PyYAML for this line (raw, then cleaned)
-    cleaned = cleanup_mangled_pairs(s)
-    result = parse(cleaned) if cleaned != s else _LINE_YAML
-    if result.__class__ is not tuple:
-        result = _parse_line_yaml(s, path, number)
-    return result
-
-
 def _read_yaml_fast(path) -> _Rows | None:
     """Each distinct line through the flow parser as the file is read, a block of lines at a
-    time (its rows a few hundred at a time, a column at a time), in the order lines first occur; None where the file is not one-row-per-line YAML.
+    time, in the order lines first occur; None where the file is not one-row-per-line YAML.
     A line is not kept once parsed (a 1M-row log of distinct lines is 0.5 GB of text): it is
     known again in a later block by its hash, and told from another line of the same hash by
     what it parses to (the same keys, values and types make the same row)."""
@@ -125,49 +66,59 @@ def _read_yaml_fast(path) -> _Rows | None:
     rows = _Rows(path, numbers.__getitem__)
     rows.warn_unknown_fields = True
     rows.repeats = repeats = []  # call_count is multiplied by these after validation
-    parser = _FlowParser()
-    parse, parse_block = parser.parse, parser.parse_block
+    parse = _FlowParser().parse
     add_keys, add_values, add_repeat, add_number = rows.keys.append, rows.values.append, \
         repeats.append, numbers.append
     by_hash: dict[int, int] = {}  # hash of a line -> its row
     collided: dict[tuple, int] = {}  # (hash, the row's repr) -> its row, for lines sharing a hash
     skipped: set[bytes] = set()  # blank and comment lines, the document start
     started = False  # a row was seen (a '---' document start is allowed only before, once)
-    for block in _distinct_blocks(path):
-        texts = _stripped_lines(block, path)
-        parsed = _parse_rows(texts, parse_block)
-        for i, (raw, number, repeat) in enumerate(block):
-            if i == len(texts):
-                _stripped(raw, path, number)  # raises: the line is not UTF-8 text
-            if raw in skipped:
-                if raw.strip() == b"---":
-                    return None  # a second document start: PyYAML says what it is
-                continue
-            s = texts[i]
-            if not s or s[0] == "#" or (s == "---" and not started and repeat == 1):
-                skipped.add(raw)
-                continue
-            started = True
-            result = parsed[i] or parse(s)
+    for raw, number, repeat in _distinct_lines(path):
+        if raw in skipped:
+            if raw.strip() == b"---":
+                return None  # a second document start: PyYAML says what it is
+            continue
+        try:
+            s = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            _decode(raw, path, lambda: number)  # raises with the line number
+        if "\0" in s:
+            _decode(raw, path, lambda: number)  # raises (NUL byte)
+        if number == 1 and s[:1] == "\ufeff":  # byte-order mark
+            s = s[1:].strip()
+        if not s or s[0] == "#" or (s == "---" and not started and repeat == 1):
+            skipped.add(raw)
+            continue
+        started = True
+        result = parse(s)
+        if result.__class__ is not tuple:
+            if result == _NOT_FLOW:
+                _check_not_trace(s, path, number)
+                return None  # block-style YAML or another layout: PyYAML reads the file
+            if result == _TRUNCATED:
+                raise WorkloadError(path, number, "syntax", "truncated row: '{' is never "
+                                                            "closed (was the log cut off?)")
+            # mangled ': , : ,' pairs: the original's cleanup, then the fast parser again;
+            # anything else unusual: PyYAML for this line (raw, then cleaned)
+            cleaned = cleanup_mangled_pairs(s)
+            result = parse(cleaned) if cleaned != s else _LINE_YAML
             if result.__class__ is not tuple:
-                result = _unusual_row(result, s, parse, path, number)
-                if result is None:
-                    return None  # block-style YAML or another layout: PyYAML reads the file
-            key = hash(raw)
-            row = by_hash.get(key)
-            if row is not None and not _same_row(result, rows.keys[row], rows.values[row]):
-                told = (key, repr(result))  # repr tells 1, 1.0 and True apart
-                row = collided.get(told)
-                if row is None:
-                    collided[told] = len(numbers)
-            if row is not None:  # the line met in an earlier block
-                repeats[row] += repeat
-                continue
-            by_hash.setdefault(key, len(numbers))
-            add_keys(result[0])
-            add_values(result[1])
-            add_repeat(repeat)
-            add_number(number)
+                result = _parse_line_yaml(s, path, number)
+        key = hash(raw)
+        row = by_hash.get(key)
+        if row is not None and not _same_row(result, rows.keys[row], rows.values[row]):
+            told = (key, repr(result))  # repr tells 1, 1.0 and True apart
+            row = collided.get(told)
+            if row is None:
+                collided[told] = len(numbers)
+        if row is not None:  # the line met in an earlier block
+            repeats[row] += repeat
+            continue
+        by_hash.setdefault(key, len(numbers))
+        add_keys(result[0])
+        add_values(result[1])
+        add_repeat(repeat)
+        add_number(number)
     return rows
 
 

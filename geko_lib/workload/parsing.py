@@ -153,36 +153,6 @@ class _FlowParser:
             shared = self.key_tuples[keys] = keys
         return shared, values
 
-    def parse_block(self, lines: list[str]) -> list | None:
-        """(keys, values) of each of ``lines`` (stripped rows in the usual ``- {...}`` layout),
-        parsed a column at a time; None where they are not all rows of one key sequence or a
-        part needs PyYAML (then :meth:`parse` reads each line and says which).
-
-        Per line this costs one ``split``: each column's distinct parts are checked once, its
-        values looked up in one ``map``. A log of distinct rows (a new ``N: ...`` part on every
-        line) would otherwise fail the cache, and learn, line by line."""
-        parts = [s[3:-1].split(", ") for s in lines]
-        if len(set(map(len, parts))) != 1:
-            return None  # rows of different lengths: not one key sequence
-        columns = list(zip(*parts))
-        del parts
-        keys = []
-        for column in columns:
-            distinct = set(column)
-            if not self._learn(distinct):
-                return None
-            names = set(map(self.keys.__getitem__, distinct))
-            if len(names) != 1:
-                return None  # this column holds different keys: rows of other key sequences
-            keys.append(names.pop())
-        keys = tuple(keys)
-        if len(set(keys)) != len(keys):
-            return None  # a repeated key: parse() sends the line to PyYAML, which names it
-        keys = self.key_tuples.setdefault(keys, keys)
-        get = self.values.__getitem__
-        values = [list(map(get, column)) for column in columns]
-        return [(keys, row) for row in map(list, zip(*values))]
-
     def _learn(self, parts) -> bool:
         """Check and convert the parts not seen before; False if one needs PyYAML."""
         new = set(parts).difference(self.values)
