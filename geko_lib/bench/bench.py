@@ -99,29 +99,41 @@ def _bench_inputs(libs, benchmark_dir: Path, verify: bool, duration: float, beta
         yield name, Path(name).stem, problems_of(lib)
 
 
-def time_uncompared(plat, problems, out_dir, device: int, duration: float) -> pd.DataFrame:
-    """The default kernel's time of ``problems`` (analysis.uncompared_problems), as the reference run of
-    a comparison times it, so the whole workload's GEMM time is known where no baseline timed
-    it (keep_thr 0). A GEMM the tool fails on is left out, by name (its share of the time stays
-    unknown: analysis.n_untimed), and the rest are timed one by one."""
-    if not problems:
-        return pd.DataFrame(columns=[*analysis.KEYS, "us"])
-    try:
-        return original_columns.add(plat.bench(problems, out_dir, device, duration=duration),
-                                    plat.lib_source)
-    except GekoError as exc:
-        log.warning("timing the %d uncompared GEMM(s) together failed (%s): one at a time",
-                    len(problems), exc)
+def time_uncompared(problems, timed, lib_source: str) -> pd.DataFrame:
+    """The default kernel's time of ``problems`` (analysis.uncompared_problems), as the reference
+    run of a comparison times it, so the whole workload's GEMM time is known where no baseline
+    timed it (keep_thr 0). ``timed(group)`` is the platform's bench of a group of problems (the
+    workflow's job runs each group supervised: a stall is a failure). Where the group fails, the
+    GEMMs are timed one by one, and one the tool fails on alone is left out, by name (its share
+    of the time stays unknown: analysis.n_untimed)."""
     frames = []
-    for problem in problems:
-        try:
-            frames.append(plat.bench([problem], out_dir, device, duration=duration))
-        except GekoError as exc:
-            log.warning("%s: no reference timing (%s); its share of the workload's GEMM time "
-                        "stays unknown", problem.name, exc)
+    try:
+        if problems:
+            frames.append(timed(problems))
+    except GekoError as exc:
+        if len(problems) == 1:  # timed alone already
+            _untimed(problems[0], exc)
+        else:
+            log.warning("timing the %d uncompared GEMM(s) together failed (%s): one at a time",
+                        len(problems), exc)
+            frames = [frame for frame in map(lambda p: _timed_alone(timed, p), problems)
+                      if frame is not None]
     if not frames:
         return pd.DataFrame(columns=[*analysis.KEYS, "us"])
-    return original_columns.add(pd.concat(frames, ignore_index=True), plat.lib_source)
+    return original_columns.add(pd.concat(frames, ignore_index=True), lib_source)
+
+
+def _timed_alone(timed, problem: GemmProblem) -> pd.DataFrame | None:
+    try:
+        return timed([problem])
+    except GekoError as exc:
+        _untimed(problem, exc)
+        return None
+
+
+def _untimed(problem: GemmProblem, exc: Exception) -> None:
+    log.warning("%s: no reference timing (%s); its share of the workload's GEMM time stays "
+                "unknown", problem.name, exc)
 
 
 def _write(frame: pd.DataFrame, path: Path, plat) -> pd.DataFrame:
@@ -180,8 +192,10 @@ def compare_workload(hipblaslt_path=None, lib_dir=None, custom_lib_dir="build",
         uncompared = None
         problems = [] if analysis.baseline_timed(summary) else analysis.uncompared_problems(summary, libs)
         if problems:  # as the workflow's bench_uncompared job, there only where there are some
-            uncompared = _write(time_uncompared(plat, problems, benchmark_dir, device, duration),
-                                benchmark_dir / "uncompared-reference.out", plat)
+            uncompared = _write(time_uncompared(
+                problems, lambda group: plat.bench(group, benchmark_dir, device,
+                                                   duration=duration), plat.lib_source),
+                benchmark_dir / "uncompared-reference.out", plat)
         weights = analysis.workload_weights(summary, reference, uncompared)
     raw = analysis.compare(reference, pd.concat(tuned, ignore_index=True),
                            pd.concat(checked, ignore_index=True) if verify else None,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..gemm import BY_NAME, GEMM_FIELDS, GemmProblem
 from ..library.logic import problems_of
-from ..bench_formats.summary import PCT, normalized
+from ..bench_formats.summary import PCT, TOTAL, normalized
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -94,8 +94,6 @@ def workload_weights(summary: pd.DataFrame, reference: pd.DataFrame,
     timed alone). A GEMM neither times has no share (NaN; :func:`failed_gemms` counts them)."""
     if baseline_timed(summary):
         return summary
-    from ..bench_formats.summary import TOTAL
-
     timed = [normalized(t)[KEYS + ["us"]] for t in (reference, uncompared)
              if t is not None and len(t)]
     out = normalized(summary).drop(columns=["us", TOTAL, PCT], errors="ignore")
