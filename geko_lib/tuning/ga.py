@@ -547,7 +547,7 @@ class _GA:
             fit = self.survive(new_rows)
             row = self.record(len(x), fit, self.dropped - dropped_before)
             if path is not None:
-                files.write_json(path, self.state())
+                files.write_json(path, self.state(), compact=True)  # every generation
             if progress is not None:
                 progress(row)
         s = self.archive.s
