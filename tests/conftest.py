@@ -1,4 +1,6 @@
+import fcntl
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -200,23 +202,46 @@ TUNE_SIZES = SIZES.split("  - ")[0] + "  - [2048, 2048, 1, 2048]\n"
 # Finished campaigns built once per test run (on first use) and shared: a test reads one, or
 # works on ``.copy(tmp_path)`` of it when it changes anything in it.
 
+def built_once(tmp_path_factory, name: str, build):
+    """``build(root)``'s result for a directory ``root`` of this test run, built once per run
+    even when pytest-xdist spreads the run over workers (`-n`): the first worker to ask builds
+    it under a lock and saves the result beside it; the others wait, then read that. A build
+    that fails leaves nothing saved, so the next one to ask builds afresh."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the directory the run's workers share
+    root, saved = base / name, base / f"{name}.pickle"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if saved.exists():
+            return pickle.loads(saved.read_bytes())
+        shutil.rmtree(root, ignore_errors=True)  # what a failed build left
+        root.mkdir()
+        result = build(root)
+        saved.write_bytes(pickle.dumps(result))
+        return result
+
+
 @pytest.fixture(scope="session")
 def finished_search(tmp_path_factory) -> Campaign:
     """The default sim search campaign (mixed_types.yaml, every GEMM kept) through
     final_libs."""
-    c = Campaign(tmp_path_factory.mktemp("finished_search"), keep_thr=0.0)
-    c.snakemake("final_libs")
-    return c
+    def build(root):
+        c = Campaign(root, keep_thr=0.0)
+        c.snakemake("final_libs")
+        return c
+    return built_once(tmp_path_factory, "finished_search", build)
 
 
 @pytest.fixture(scope="session")
 def finished_trace_search(tmp_path_factory) -> Campaign:
     """A sim search campaign on the Llama-3-8B serving trace (keep_thr 0.5: some GEMMs fall
     below it) through final_libs and its plots."""
-    c = Campaign(tmp_path_factory.mktemp("finished_trace_search"),
-                 workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
-    c.snakemake("final_libs", "plots")
-    return c
+    def build(root):
+        c = Campaign(root, workload_log=str(WORKLOADS / "llama3_8b_serving.yaml"), keep_thr=0.5)
+        c.snakemake("final_libs", "plots")
+        return c
+    return built_once(tmp_path_factory, "finished_trace_search", build)
 
 
 def tune_campaign(root: Path, **config) -> Campaign:
@@ -231,18 +256,22 @@ def tune_campaign(root: Path, **config) -> Campaign:
 def configured_tune(tmp_path_factory) -> Campaign:
     """tune_campaign run `--until configure` (the tuning YAMLs for review, no tuning job yet);
     ``.run`` is that snakemake run."""
-    c = tune_campaign(tmp_path_factory.mktemp("configured_tune"))
-    c.run = c.snakemake("final_libs", "--until", "configure")
-    return c
+    def build(root):
+        c = tune_campaign(root)
+        c.run = c.snakemake("final_libs", "--until", "configure")
+        return c
+    return built_once(tmp_path_factory, "configured_tune", build)
 
 
 @pytest.fixture(scope="session")
 def finished_tune(configured_tune, tmp_path_factory) -> Campaign:
     """configured_tune continued through final_libs (its three tuning jobs); ``.run`` is that
     snakemake run."""
-    c = configured_tune.copy(tmp_path_factory.mktemp("finished_tune"))
-    c.run = c.snakemake("final_libs")
-    return c
+    def build(root):
+        c = configured_tune.copy(root)
+        c.run = c.snakemake("final_libs")
+        return c
+    return built_once(tmp_path_factory, "finished_tune", build)
 
 
 def final_lib_texts(c) -> dict:
@@ -284,13 +313,12 @@ class GekoRun:
 def finished_campaign(tmp_path_factory):
     """A finished `geko` campaign per mode (GekoRun, made once per test run on first use): its
     final_libs and how long it took. What an interrupted campaign's rerun must ship."""
-    made = {}
+    def build(root, mode):
+        run = GekoRun(root, mode, "run")
+        began = time.monotonic()
+        run.run()
+        return final_lib_texts(run), time.monotonic() - began
 
     def reference(mode):
-        if mode not in made:
-            run = GekoRun(tmp_path_factory.mktemp(f"reference_{mode}"), mode, "run")
-            began = time.monotonic()
-            run.run()
-            made[mode] = (final_lib_texts(run), time.monotonic() - began)
-        return made[mode]
+        return built_once(tmp_path_factory, f"reference_{mode}", lambda root: build(root, mode))
     return reference
