@@ -26,7 +26,7 @@ campaign() {  # label, limit, workdir, snakemake arguments...
   local label=$1 limit=$2 workdir=$3; shift 3
   timed "$label" "$limit" python3 -m snakemake final_libs --profile profiles/h200 "$@" \
     --config workdir="$workdir" "${CONFIG[@]}"
-  python3 bench/campaign_times.py "$workdir" --json "$out/${label}_times.json" \
+  python3 bench/campaign_times.py "$out/$label.log" --json "$out/${label}_times.json" \
     >> "$out/walls.txt" 2>&1
   tail -3 "$workdir/logs/combine_libs.log" "$workdir"/logs/*final*.log 2>/dev/null \
     >> "$out/walls.txt"
