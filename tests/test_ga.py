@@ -298,6 +298,9 @@ def test_resume_after_every_generation(tmp_path):
     assert {"generation", "population", "best", "individuals", "scores", "rng",
             "history"} <= set(data)
     assert len(data["individuals"]) == full.n_evals
+    # written compact, after every generation (the indented form cost a sim tuning job most of
+    # its time: bench/bench_ga_checkpoint.py)
+    assert ckpt.read_text().count("\n") == 1 and ", " not in ckpt.read_text()
     # finished: resuming again evaluates nothing; a longer n_gen continues the same trajectory
     idle = Recorder(rugged)
     _same(full, ga.run(space, idle, checkpoint=ckpt, **opts))
