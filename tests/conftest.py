@@ -43,10 +43,17 @@ END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_trace_
                                  "configured_tune", "finished_tune", "finished_campaign"})
 
 
+# the end-to-end modules that take longest, mostly waiting (on SLURM, pip, the wheel's README
+# run): collected first, so that under `-n` they run beside the others instead of after them
+STARTS_FIRST = ("test_slurm.py", "test_packaging.py", "test_original_readme.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if END_TO_END_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    first = {name: rank for rank, name in enumerate(STARTS_FIRST)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest as before
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a GPU (none here)")
