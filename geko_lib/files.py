@@ -77,9 +77,8 @@ def write_csv(path, frame: pd.DataFrame) -> Path:
 def write_json(path, data, *, compact: bool = False) -> Path:
     """``data`` as JSON, indented for a reader, or ``compact`` (no whitespace: Python's C
     encoder, many times faster, for a large file rewritten often, as a GA checkpoint is)."""
-    if compact:
-        return write_text(path, json.dumps(data, separators=(",", ":"), allow_nan=False) + "\n")
-    return write_text(path, json.dumps(data, indent=2, allow_nan=False) + "\n")
+    layout = {"separators": (",", ":")} if compact else {"indent": 2}
+    return write_text(path, json.dumps(data, allow_nan=False, **layout) + "\n")
 
 
 @contextlib.contextmanager
