@@ -43,9 +43,22 @@ END_TO_END_FIXTURES = frozenset({"campaign", "finished_search", "finished_trace_
                                  "configured_tune", "finished_tune", "finished_campaign"})
 
 
-# the end-to-end modules that take longest, mostly waiting (on SLURM, pip, the wheel's README
-# run): collected first, so that under `-n` they run beside the others instead of after them
-STARTS_FIRST = ("test_slurm.py", "test_packaging.py", "test_original_readme.py")
+# The order the end-to-end modules start in under `-n --dist loadfile` (longest first, so the run
+# ends on short ones and no worker idles while another finishes a long module): first those that
+# mostly wait (on SLURM, pip, the wheel's README run), so they run beside the CPU-bound ones, then
+# the CPU-bound ones by their time (2026-12-06, 2-core VM: cli_terminal 201 s down to
+# status_coverage 60 s); the rest follow in file order. pytest-xdist would reorder modules by
+# their number of tests instead: pytest_configure turns that off.
+STARTS_FIRST = ("test_slurm.py", "test_packaging.py", "test_original_readme.py",
+                "test_cli_terminal.py", "test_faults.py", "test_combine.py", "test_workflow.py",
+                "test_outputs_tune.py", "test_outputs_search.py", "test_reuse_after_edits.py",
+                "test_rocm_workflow.py", "test_golden_libraries.py", "test_report.py",
+                "test_fault_matrix.py", "test_tune_workflow.py", "test_status_coverage.py")
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist >= 3.8
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):

@@ -153,23 +153,3 @@ def test_geko_status_lists_the_combine_job(finished):
     assert proc.returncode == 0, proc.stderr
     jobs = json.loads(proc.stdout)
     assert "combine_libs" in json.dumps(jobs)
-
-
-@pytest.mark.slow
-def test_geko_combines_a_search_and_a_tune_campaign(tmp_path):
-    """The same through the geko command: two campaigns, then `geko -w A --combine_with B`."""
-    from .test_cli import geko
-
-    (tmp_path / "sizes.yaml").write_text(SIZES)
-    common = ["--list", "sizes.yaml", "--keep_thr", "0", "-d", "0,1", "--cores", "2",
-              "--lock-dir", str(tmp_path / "locks")]
-    for args in (["--search", "--workdir", "search"], ["--tune", "-a", "gfx950", "--workdir",
-                                                       "tune", "-n", "2"]):
-        proc = geko(*args, *common, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = geko("--workdir", "search", "--combine_with", "tune", "--cores", "2", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = pd.read_csv(tmp_path / "search" / "results" / "combined_results.csv")
-    assert "combined library:" in proc.stdout and str(tmp_path / "search" / "combined_libs") \
-        in proc.stdout
-    assert len(_served(tmp_path / "search" / "combined_libs")) == int(results["kept"].sum())

@@ -381,8 +381,13 @@ def test_the_readme_runs_in_order_from_the_wheel(installed):
     assert "first_tune/optimizations/BBS_TN_0.yaml" in outputs[3]
     assert "continue (optimize.py): geko --tune --workdir" in outputs[3]
     assert "Optimization workflow completed successfully!" in outputs[4]
-    assert "combined library:" in outputs[5]
-    assert (home / "first_search" / "combined_libs").is_dir()
+    # the combine line prints where the combined library is and how many GEMMs it serves: those
+    # its results table keeps
+    combined = home / "first_search" / "combined_libs"
+    served = re.search(r"combined library: (\d+) of \d+ GEMMs served", outputs[5])
+    assert served and str(combined) in outputs[5], outputs[5][-2000:]
+    kept = pd.read_csv(home / "first_search" / "results" / "combined_results.csv")["kept"]
+    assert int(served.group(1)) == int(kept.sum()) > 0
     model_gemms = len(pd.read_csv(home / "model_bench" / "baseline" / "workload.csv"))
     assert f"baseline of {model_gemms} GEMMs" in outputs[6] and model_gemms >= 20
     # the snakemake route's review step says what to review and how to continue
