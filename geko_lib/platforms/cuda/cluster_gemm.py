@@ -5,7 +5,9 @@ A config names the kernel's compile-time shape (warps, MMA fragments per warp, K
 pipeline stages) and its launch-time cluster size (the K split). ``infeasible_reason`` decides
 without a GPU whether a config can run a problem; ``cubin`` compiles (or reads from the cache)
 one config's machine code; ``launcher`` and ``PreparedLaunch`` run it on torch tensors, on
-torch's current stream (so CUDA-graph capture records it).
+torch's current stream (so CUDA-graph capture records it), through one prepared
+``cuLaunchKernelEx`` each (``Launch``): plain for tuning and benchmarks (a GEMM timed
+isolated), with programmatic dependent launch for the runtime (``pdl_default``).
 
 The cache is ``<cache>/cuda-cubins/<key>.cubin`` beside the warm-start cache (warm.py), the key
 hashing the source, the compile parameters, the target arch, and the NVRTC and driver
@@ -62,7 +64,8 @@ class ClusterConfig:
     stages: int
     cluster: int  # CTAs of a cluster: the K split
     fp16: int = 0  # 1: f16 inputs and output, 0: bf16
-    ablate: int = 0  # benchmarks only (bench/cluster_decode.py): 1 no reduction, 2 no MMA
+    ablate: int = 0  # benchmarks only (bench/cluster_decode.py): 1 no reduction, 2 no MMA;
+    # tests only: 3 reads the activations before the grid dependency wait (a wrong kernel)
 
     def __post_init__(self):
         for f in fields(self):
@@ -305,38 +308,84 @@ def kernel(cfg: ClusterConfig, device: int):
     return loaded
 
 
-@functools.lru_cache(maxsize=1)
-def grid_counts_clusters() -> bool:
-    """Whether cuda.core's LaunchConfig grid counts clusters (1.x) rather than blocks."""
-    from cuda.core import LaunchConfig
-
-    return "number of clusters" in (LaunchConfig.__doc__ or "")
+def grid_blocks(cfg: ClusterConfig, problem: GemmProblem) -> tuple[int, int, int]:
+    """The grid in CTAs: a cluster of ``cfg.cluster`` CTAs per weight block, along x."""
+    return (-(-problem.m // cfg.block_m) * cfg.cluster, -(-problem.n // cfg.block_n), 1)
 
 
-def launch_config(cfg: ClusterConfig, problem: GemmProblem):
-    from cuda.core import LaunchConfig
-
-    clusters = -(-problem.m // cfg.block_m)
-    token_tiles = -(-problem.n // cfg.block_n)
-    grid_x = clusters if grid_counts_clusters() else clusters * cfg.cluster
-    if cfg.cluster == 1:  # no cluster launch: each CTA is a cluster of one (%cluster_nctarank 1)
-        return LaunchConfig(grid=(clusters, token_tiles, 1), block=(cfg.threads, 1, 1),
-                            shmem_size=smem_bytes(cfg))
-    return LaunchConfig(grid=(grid_x, token_tiles, 1), cluster=(cfg.cluster, 1, 1),
-                        block=(cfg.threads, 1, 1), shmem_size=smem_bytes(cfg))
+def pdl_default() -> bool:
+    """Whether the runtime launches cluster kernels with programmatic dependent launch:
+    on unless ``GEKO_CUDA_PDL=0``."""
+    return os.environ.get("GEKO_CUDA_PDL", "1").strip() != "0"
 
 
-_STREAMS: dict = {}
+def launch_config(cfg: ClusterConfig, problem: GemmProblem, pdl: bool):
+    """The driver's launch config of ``cfg`` on ``problem`` (its stream set per call): grid,
+    block, shared memory, the cluster dimension (clusters of more than one CTA) and, with
+    ``pdl``, the programmatic-stream-serialization attribute."""
+    from cuda.bindings import driver
+
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid_blocks(cfg, problem)
+    config.blockDimX, config.blockDimY, config.blockDimZ = cfg.threads, 1, 1
+    config.sharedMemBytes = smem_bytes(cfg)
+    ids = driver.CUlaunchAttributeID
+    attrs = []
+    if cfg.cluster > 1:
+        cluster = driver.CUlaunchAttribute()
+        cluster.id = ids.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        cluster.value.clusterDim.x, cluster.value.clusterDim.y = cfg.cluster, 1
+        cluster.value.clusterDim.z = 1
+        attrs.append(cluster)
+    if pdl:
+        serial = driver.CUlaunchAttribute()
+        serial.id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        serial.value.programmaticStreamSerializationAllowed = 1
+        attrs.append(serial)
+    config.attrs, config.numAttrs = attrs, len(attrs)
+    return config
 
 
-def _stream(handle: int):
-    """A stream handle (torch's current stream) as a cuda.core Stream (one object each)."""
-    from cuda.core import Stream
+class Launch:
+    """One prepared ``cuLaunchKernelEx`` of a cluster kernel: the launch config (grid, block,
+    shared memory, the cluster dimension, and with ``pdl`` the programmatic-stream-
+    serialization attribute) and the kernel's argument block are built once; a call writes
+    the two pointers and the stream and launches. (cuda.core's ``launch`` builds its config
+    and converts every argument on each call: the host time of an eager decode step.)"""
 
-    found = _STREAMS.get(handle)
-    if found is None:
-        found = _STREAMS[handle] = Stream.from_handle(handle)
-    return found
+    def __init__(self, loaded, cfg: ClusterConfig, problem: GemmProblem, ldd: int,
+                 pdl: bool):
+        from cuda.bindings import driver
+
+        err, self.function = driver.cuKernelGetFunction(loaded.handle) \
+            if type(loaded.handle).__name__ == "CUkernel" else (0, loaded.handle)
+        if int(err) != 0:
+            raise ClusterConfigError(f"{cfg.name}: cuKernelGetFunction: {err}")
+        self.pdl, self.config, self.stream = pdl, launch_config(cfg, problem, pdl), None
+        # the kernel's parameters (W's and X's tensor maps by value, d, M, N, K, ldd) and the
+        # void* array pointing at them; the driver copies them at each launch
+        self.maps_buffer = (ctypes.c_ubyte * (2 * TENSOR_MAP_BYTES))()
+        self.d = ctypes.c_uint64(0)
+        self.values = (self.d, ctypes.c_int32(problem.m), ctypes.c_int32(problem.n),
+                       ctypes.c_int32(problem.k), ctypes.c_int64(ldd))
+        base = ctypes.addressof(self.maps_buffer)
+        self.params = (ctypes.c_void_p * (2 + len(self.values)))(
+            base, base + TENSOR_MAP_BYTES, *(ctypes.addressof(v) for v in self.values))
+        self.address = ctypes.addressof(self.params)
+        self.maps, self.name = None, cfg.name
+
+    def __call__(self, maps: bytes, d: int, stream: int) -> None:
+        from cuda.bindings import driver
+
+        if stream != self.stream:
+            self.config.hStream, self.stream = driver.CUstream(stream), stream
+        if maps is not self.maps:
+            ctypes.memmove(self.maps_buffer, maps, 2 * TENSOR_MAP_BYTES)
+            self.maps = maps
+        self.d.value = d
+        err, = driver.cuLaunchKernelEx(self.config, self.function, self.address, 0)
+        if int(err):
+            raise ClusterConfigError(f"{self.name}: cuLaunchKernelEx: {err}")
 
 
 def _check_operand(name: str, t, rows: int, cols: int, cfg: ClusterConfig) -> None:
@@ -368,133 +417,71 @@ def tensor_map(t, box_rows: int, fp16: int) -> bytes:
     return ctypes.string_at(tmap.getPtr(), TENSOR_MAP_BYTES)
 
 
-class MapSlots:
-    """Device memory for the tensor maps of the operand addresses a launch has seen: pinned
-    host slots and device slots, allocated a chunk at a time outside graph capture, the device
-    ones by the driver itself (cuMemAlloc: outside torch's allocator, so no CUDA-graph memory
-    pool, inductor's cudagraph trees among them, sees them as its own). A new pair of addresses
-    takes a fresh slot: its bytes are written to the pinned slot and sent by an asynchronous
-    copy on the current stream (so a capture records the copy and allocates nothing). A slot
-    written during capture stays with the graph; past ``most`` eager ones, the eager slots are
-    recycled after a stream synchronize (no pending copy still reads them)."""
-
-    CHUNK = 64
-    BYTES = 2 * TENSOR_MAP_BYTES  # W's map, then X's
-
-    def __init__(self, most: int = 4096):
-        self.most = most
-        self.free: list = []  # (pinned host slot, device address) not yet written
-        self.eager: dict = {}  # key -> slot, written outside capture (recyclable)
-        self.held: dict = {}  # key -> slot, written during a capture (kept)
-        self.chunks: list = []  # the pinned host chunks (kept alive)
-
-    def _grow(self) -> None:
-        import torch
-        from cuda.bindings import driver
-
-        host = torch.empty(self.CHUNK * self.BYTES, dtype=torch.uint8).pin_memory()
-        err, dev = driver.cuMemAlloc(self.CHUNK * self.BYTES)
-        if int(err) != 0:
-            raise ClusterConfigError(f"cuMemAlloc of {self.CHUNK * self.BYTES} B: {err}")
-        self.chunks.append(host)
-        self.free += [(host[i * self.BYTES:(i + 1) * self.BYTES], int(dev) + i * self.BYTES)
-                      for i in range(self.CHUNK)]
-
-    def get(self, key, make: Callable[[], bytes], stream: int) -> int:
-        """The device address of the slot holding ``make()``'s maps for ``key`` (written on
-        first sight, by a copy on ``stream``)."""
-        import torch
-        from cuda.bindings import driver
-
-        found = self.held.get(key) or self.eager.get(key)
-        if found is not None:
-            return found[1]
-        capturing = torch.cuda.is_current_stream_capturing()
-        if not self.free:
-            if capturing:
-                raise ClusterConfigError(f"{len(self.held)} operand addresses captured: no "
-                                         "tensor-map slot left during graph capture")
-            if len(self.eager) >= self.most:
-                torch.cuda.current_stream().synchronize()  # no copy still reads a slot
-                self.free += list(self.eager.values())
-                self.eager.clear()
-            else:
-                self._grow()
-        slot = self.free.pop()
-        host, dev = slot
-        host.numpy()[:] = memoryview(make())
-        err, = driver.cuMemcpyHtoDAsync(dev, host.data_ptr(), self.BYTES,
-                                        driver.CUstream(stream))
-        if int(err) != 0:
-            raise ClusterConfigError(f"copying tensor maps to the device: {err}")
-        (self.held if capturing else self.eager)[key] = slot
-        return dev
-
-
 class PreparedLaunch:
     """``launch(x, y, d)`` on ``timing``'s 2-D row-major views (X = tokens N x K, Y = W^T
-    K x M, D = N x M) of one problem, D's strides those of the first call: kernel, launch
-    config and a chunk of tensor-map slots built on the first call (which must not be under
-    graph capture). The kernel reads W and X through tensor maps in device memory, written
-    once per pair of operands (addresses, strides, shapes; ``MapSlots``), whose layout is
-    checked then: a call with operands seen before only binds the addresses."""
+    K x M, D = N x M) of one problem, D's strides those of the first call: kernel and
+    ``Launch`` built on the first call (which must not be under graph capture). The kernel
+    reads W and X through tensor maps passed by value, encoded once per pair of operands
+    (addresses, strides, shapes), whose layout is checked then: a call with operands seen
+    before only looks them up. ``pdl`` (default ``pdl_default()``) launches with programmatic
+    dependent launch: the kernel streams its first weight stages while the kernel before it
+    finishes."""
 
-    def __init__(self, cfg: ClusterConfig, problem: GemmProblem, device: int | None = None):
+    MOST_MAPS = 4096  # operand pairs remembered (then forgotten all at once)
+
+    def __init__(self, cfg: ClusterConfig, problem: GemmProblem, device: int | None = None,
+                 pdl: bool | None = None):
         reason = infeasible_reason(cfg, problem)
         if reason is not None:
             raise ValueError(f"{cfg.name} cannot run {problem.name}: {reason}")
         self.cfg, self.problem, self.device = cfg, problem, device
-        self.kernel = None
+        self.pdl = pdl_default() if pdl is None else pdl
+        self.launch = None
+        self.maps: dict = {}
 
     def _prepare(self, d) -> None:
-        import numpy as np
-
         device = d.device.index if self.device is None else self.device
-        self.kernel = kernel(self.cfg, device)
-        self.config = launch_config(self.cfg, self.problem)
         p = self.problem
         if d.stride(1) != 1 or d.stride(0) % 4 or d.stride(0) < p.m:
             raise ValueError(f"{self.cfg.name}: D rows must be contiguous, the row stride a "
                              f"multiple of 4 (strides {d.stride()})")
         self.d_shape, self.d_strides = (p.n, p.m), tuple(d.stride())
-        self.tail = (np.int32(p.m), np.int32(p.n), np.int32(p.k), np.int64(d.stride(0)))
-        self.slots = MapSlots()
-        self.slots._grow()
+        self.launch = Launch(kernel(self.cfg, device), self.cfg, p, d.stride(0), self.pdl)
 
-    def maps_of(self, x, y, stream: int) -> int:
-        """The device address of W's and X's tensor maps (made on first sight of the pair,
-        whose operands are checked then: a known pair was checked when it was new)."""
-        cfg, p = self.cfg, self.problem
-
-        def make() -> bytes:
+    def maps_of(self, x, y) -> bytes:
+        """W's and X's tensor maps (made on first sight of the pair, whose operands are
+        checked then: a known pair was checked when it was new)."""
+        key = (y.data_ptr(), x.data_ptr(), y.stride(1), x.stride(0), tuple(x.shape),
+               tuple(y.shape))
+        found = self.maps.get(key)
+        if found is None:
+            cfg, p = self.cfg, self.problem
             w = y.T  # the weights as stored, M x K
             _check_operand("W", w, p.m, p.k, cfg)
             _check_operand("X", x, p.n, p.k, cfg)
-            return tensor_map(w, cfg.block_m, cfg.fp16) + tensor_map(x, cfg.block_n, cfg.fp16)
-
-        return self.slots.get((y.data_ptr(), x.data_ptr(), y.stride(1), x.stride(0),
-                               tuple(x.shape), tuple(y.shape)), make, stream)
+            if len(self.maps) >= self.MOST_MAPS:
+                self.maps.clear()
+            found = self.maps[key] = tensor_map(w, cfg.block_m, cfg.fp16) + \
+                tensor_map(x, cfg.block_n, cfg.fp16)
+        return found
 
     def __call__(self, x, y, d) -> None:
-        import numpy as np
         import torch
-        from cuda.core import launch
 
-        if self.kernel is None:
+        if self.launch is None:
             self._prepare(d)
         if d.data_ptr() % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
             raise ValueError(f"{self.cfg.name}: D must be {self.d_shape}, rows contiguous "
                              f"(stride {self.d_strides[0]}), 16-byte aligned")
-        handle = torch.cuda.current_stream().cuda_stream
-        maps = self.maps_of(x, y, handle)
-        launch(_stream(handle), self.config, self.kernel, np.uint64(maps),
-               np.uint64(d.data_ptr()), *self.tail)
+        self.launch(self.maps_of(x, y), d.data_ptr(), torch.cuda.current_stream().cuda_stream)
 
 
-def launcher(cfg: ClusterConfig, ops) -> Callable[[], None]:
+def launcher(cfg: ClusterConfig, ops, pdl: bool = False) -> Callable[[], None]:
     """A zero-argument call of the whole GEMM on ``ops`` (a ``timing.Operands``): nothing
-    allocated per call, capturable in a CUDA graph."""
-    prepared = PreparedLaunch(cfg, ops.problem, ops.d.device.index)
+    allocated per call, capturable in a CUDA graph. Plain launches by default: a tuning or a
+    benchmark times a GEMM isolated, and back-to-back launches of one kernel with
+    programmatic dependent launch would overlap each one's weight stream with the call before."""
+    prepared = PreparedLaunch(cfg, ops.problem, ops.d.device.index, pdl=pdl)
     x, y, d = ops.x[0], ops.y[0], ops.d[0]
     return lambda: prepared(x, y, d)
 

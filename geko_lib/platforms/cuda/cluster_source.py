@@ -4,13 +4,17 @@ D (N x M, row-major: tokens x output features) = X (N x K) . W^T, W (M x K) as s
 decode shape of a linear layer, weights K-contiguous, few tokens. A thread-block cluster of CS
 CTAs shares one BM x NT output tile; each CTA streams its 1/CS of K through a ring of STAGES
 shared-memory buffers filled by the tensor memory accelerator (cp.async.bulk.tensor on
-host-encoded tensor maps, 64-element boxes with the 128-byte swizzle, so the tensor cores'
-ldmatrix reads are free of bank conflicts; each stage completes on an mbarrier), multiplies on
-the tensor cores (mma.sync m16n8k16, fp32 accumulators), parks its partial tile in its own
+host-encoded tensor maps passed as kernel parameters, 64-element boxes with the 128-byte
+swizzle, so the tensor cores' ldmatrix reads are free of bank conflicts; each stage
+completes on an mbarrier), multiplies on the tensor cores (mma.sync m16n8k16, fp32 accumulators), parks its partial tile in its own
 shared memory, and after a cluster barrier every CTA sums a 1/CS share of the tile over the
 cluster's shared memories (distributed shared memory: mapa + ld.shared::cluster), in rank
-order, and writes it. No global atomics, no counters, no workspace: the result does not depend
-on the order the CTAs ran in. Rows past M or N are the tensor maps' zero fill.
+order, and writes it. Launched with programmatic dependent launch (``cluster_gemm.Launch``),
+the producer issues the first stages' weight copies before ``griddepcontrol.wait`` and the
+token panel's after it, every thread waits before D is written, and each CTA lets the next
+kernel launch (``griddepcontrol.launch_dependents``) once it has started. No global atomics,
+no counters, no workspace: the result does not depend on the order the CTAs ran in. Rows past
+M or N are the tensor maps' zero fill.
 
 One thread of a producer warp issues the copies, WARPS_M x WARPS_N warps consume; every shape
 parameter is a macro defined at compile time (``ClusterConfig.defines``). No header is
@@ -30,7 +34,8 @@ SOURCE = r"""
 #error "GEKO_WARPS_M, GEKO_WARPS_N, GEKO_FRAG_M, GEKO_FRAG_N, GEKO_BLOCK_K, GEKO_STAGES, GEKO_FP16 are compile-time parameters"
 #endif
 #ifndef GEKO_ABLATE
-#define GEKO_ABLATE 0  // benchmarks only: 1 leaves out the cluster's reduction, 2 the MMAs
+#define GEKO_ABLATE 0  // benchmarks only: 1 leaves out the cluster's reduction, 2 the MMAs;
+                      // tests only: 3 reads the activations before the grid dependency wait
 #endif
 #define BM (GEKO_WARPS_M * 16 * GEKO_FRAG_M)
 #define NT (GEKO_WARPS_N * 8 * GEKO_FRAG_N)
@@ -77,6 +82,14 @@ __device__ __forceinline__ void tma_load(u32 dst, const void* map, int k, int ro
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// programmatic dependent launch (no-ops in a grid launched without it): the kernel before may
+// still run until wait returns; launch_dependents lets the kernel after start early
+__device__ __forceinline__ void grid_dependency_wait() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void launch_dependents() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 __device__ __forceinline__ u32 cluster_rank() {
     u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
@@ -126,10 +139,15 @@ __device__ __forceinline__ u32 swizzled(int row, int chunk) {
     return (u32)(row * 128 + ((chunk ^ (row & 7)) << 4));
 }
 
-// maps: the tensor maps of W (M x K, box BM rows) then X (N x K, box NT rows), 128 B each in
-// global memory. grid: M / BM clusters of CS CTAs along x, ceil(N / NT) along y.
+// a CUtensorMap's 128 opaque bytes (no header is included)
+struct __align__(64) TensorMap { u64 words[16]; };
+
+// map_w, map_x: the tensor maps of W (M x K, box BM rows) and X (N x K, box NT rows), passed
+// by value (no device memory to write, no copy before the launch in a CUDA graph).
+// grid: M / BM clusters of CS CTAs along x, ceil(N / NT) along y.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
+geko_cluster_splitk(const __grid_constant__ TensorMap map_w_param,
+                    const __grid_constant__ TensorMap map_x_param, u16* __restrict__ d,
                     int M, int N, int K, long long ldd) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     // the 128-byte swizzle repeats every 1024 bytes: boxes start on 1024-byte boundaries
@@ -142,8 +160,8 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
     const int kblocks = K / GEKO_BLOCK_K, per = (kblocks + cs - 1) / cs;
     const int kb0 = rank * per;
     const int nk = max(0, min(kblocks, kb0 + per) - kb0);
-    const void* map_w = maps;
-    const void* map_x = maps + 128;
+    const void* map_w = &map_w_param;
+    const void* map_x = &map_x_param;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < GEKO_STAGES; ++s) {
@@ -155,6 +173,7 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
         asm volatile("prefetch.tensormap [%0];" :: "l"(map_x) : "memory");
     }
     __syncthreads();
+    launch_dependents();  // they wait for this grid's completion before reading its output
 
     float acc[GEKO_FRAG_M][GEKO_FRAG_N][4];
 #pragma unroll
@@ -167,9 +186,29 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
 
     if (warp == CONSUMERS) {  // the producer
         if (lane == 0) {
-            for (int i = 0; i < nk; ++i) {
+            // the weights do not depend on the kernel before this one: the first stages'
+            // weight boxes are in flight before the grid dependency wait, the token panel's
+            // only after it (one mbarrier per stage counts both)
+            const int early = min(nk, GEKO_STAGES);
+            for (int i = 0; i < early; ++i) {
+                mbar_expect(full + 8 * i, STAGE_BYTES);
+                const int k = (kb0 + i) * GEKO_BLOCK_K;
+#pragma unroll
+                for (int b = 0; b < BOXES; ++b)
+                    tma_load(base + i * STAGE_BYTES + b * BOX_BYTES, map_w, k + b * BOX_K, m0,
+                             full + 8 * i);
+            }
+            if (GEKO_ABLATE != 3) grid_dependency_wait();
+            for (int i = 0; i < early; ++i) {
+                const int k = (kb0 + i) * GEKO_BLOCK_K;
+#pragma unroll
+                for (int b = 0; b < BOXES; ++b)
+                    tma_load(base + i * STAGE_BYTES + b * BOX_BYTES + BM * 128, map_x,
+                             k + b * BOX_K, n0, full + 8 * i);
+            }
+            for (int i = early; i < nk; ++i) {
                 const int s = i % GEKO_STAGES;
-                if (i >= GEKO_STAGES) mbar_wait(empty + 8 * s, ((i / GEKO_STAGES) - 1) & 1);
+                mbar_wait(empty + 8 * s, ((i / GEKO_STAGES) - 1) & 1);
                 mbar_expect(full + 8 * s, STAGE_BYTES);
                 const int k = (kb0 + i) * GEKO_BLOCK_K;
                 const u32 stage = base + s * STAGE_BYTES;
@@ -226,6 +265,7 @@ geko_cluster_splitk(const unsigned char* __restrict__ maps, u16* __restrict__ d,
         }
     }
     __syncthreads();  // every copy has landed and been read: the ring becomes the partial tile
+    grid_dependency_wait();  // D is written only once the kernel before has finished
 
     float* part = (float*)smem;  // [NT tokens][BM rows], fp32
     if (warp < CONSUMERS) {

@@ -1,0 +1,158 @@
+"""Programmatic dependent launch of the cluster decode kernel (issue 39): the kernel may start
+while the kernel before it still runs, so it must stream only weights before
+``griddepcontrol.wait`` and read the token panel (and write D) only after it.
+
+Without a GPU: the launch config carries the attribute exactly when asked, and the source's
+producer issues the weight boxes before the wait and the token boxes after it. On a GPU
+(``gpu``): a producer kernel that lets its dependents launch at once and writes the
+activations ~200 us later; the cluster kernel launched after it with PDL must read the new
+activations, eagerly and replayed from a CUDA graph captured by torch, and a twin of the kernel
+that reads the activations before the wait (``ablate=3``) must be caught reading the old ones
+(the check can fail), but not when launched plainly."""
+
+import math
+
+import pytest
+
+from geko_lib.platforms.cuda import cluster_gemm as cg
+from geko_lib.platforms.cuda import cluster_source
+from tests.conftest import _has_gpu
+from tests.test_cuda_cluster import _nvrtc_available, problem
+
+CFG = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 8)
+SHAPE = (1280, 16, 8192)
+DELAY_NS = 200_000
+ATTR = "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"
+
+
+def _attribute_names(config) -> list[str]:
+    return [a.id.name for a in config.attrs[:config.numAttrs]]
+
+
+def test_the_pdl_attribute_is_set_only_when_asked():
+    pytest.importorskip("cuda.bindings")
+    p = problem(*SHAPE)
+    on, off = cg.launch_config(CFG, p, True), cg.launch_config(CFG, p, False)
+    assert ATTR in _attribute_names(on) and ATTR not in _attribute_names(off)
+    assert on.attrs[1].value.programmaticStreamSerializationAllowed == 1
+    assert "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION" in _attribute_names(off)
+    assert (on.gridDimX, on.gridDimY) == (1280 // CFG.block_m * CFG.cluster, 1)
+    single = cg.ClusterConfig(4, 1, 1, 2, 128, 6, 1)
+    assert _attribute_names(cg.launch_config(single, p, False)) == []
+
+
+def test_the_runtime_default_follows_the_environment(monkeypatch):
+    monkeypatch.delenv("GEKO_CUDA_PDL", raising=False)
+    assert cg.pdl_default()
+    monkeypatch.setenv("GEKO_CUDA_PDL", "0")
+    assert not cg.pdl_default()
+    assert not cg.PreparedLaunch(CFG, problem(*SHAPE)).pdl
+    assert cg.PreparedLaunch(CFG, problem(*SHAPE), pdl=True).pdl
+
+
+def test_the_producer_streams_weights_before_the_wait_and_tokens_after():
+    src = cluster_source.SOURCE
+    producer = src[src.index("if (warp == CONSUMERS)"):src.index("ldmatrix rows")]
+    wait = producer.index("grid_dependency_wait()")
+    assert producer.index("map_w") < wait < producer.index("map_x")
+    epilogue = src[src.index("the ring becomes the partial tile"):]
+    assert epilogue.index("grid_dependency_wait()") < epilogue.index("*(uint2*)(d +")
+    assert src.index("launch_dependents();") < src.index("if (warp == CONSUMERS)")
+
+
+LATE_COPY = r"""
+extern "C" __global__ void late_copy(unsigned short* dst, const unsigned short* src,
+                                     long long n, long long delay_ns) {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < (unsigned long long)delay_ns);
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+"""
+
+
+def _late_copy():
+    """A call (dst, src) launching LATE_COPY on torch's current stream: it lets its dependents
+    launch at once and copies ``src`` into ``dst`` after DELAY_NS."""
+    import numpy as np
+    import torch
+    from cuda.core import LaunchConfig, Program, ProgramOptions, Stream, launch
+
+    cg._device(0)
+    code = Program(LATE_COPY, code_type="c++",
+                   options=ProgramOptions(arch=cg.ARCH, std=cg.STD)).compile("cubin")
+    kernel = code.get_kernel("late_copy")
+    config = LaunchConfig(grid=(32, 1, 1), block=(256, 1, 1))
+
+    def call(dst, src):
+        stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
+        launch(stream, config, kernel, np.uint64(dst.data_ptr()), np.uint64(src.data_ptr()),
+               np.int64(dst.numel()), np.int64(DELAY_NS))
+
+    return call
+
+
+@pytest.fixture(scope="module")
+def late():
+    if not _has_gpu() or not _nvrtc_available():
+        pytest.skip("needs a GPU, cuda.core")
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(*SHAPE)
+    ops = timing.make_operands(p, 0, seed=9, count=1)[0]
+    x = ops.x[0]
+    assert x.is_contiguous()
+    truth = x.clone()
+    stale = timing.random_operand(tuple(x.shape), "bf16_r", x.device, None)
+    return ops, x, truth, stale, timing.reference(ops), _late_copy()
+
+
+def _error_after(late, cfg, pdl: bool, graph: bool) -> float:
+    import torch
+
+    from geko_lib.platforms.cuda import timing
+
+    ops, x, truth, stale, ref, late_copy = late
+    prepared = cg.PreparedLaunch(cfg, ops.problem, 0, pdl=pdl)
+    y, d = ops.y[0], ops.d[0]
+
+    def step():
+        x.copy_(stale)
+        late_copy(x, truth)
+        prepared(x, y, d)
+
+    step()  # builds the launch outside any capture
+    torch.cuda.synchronize()
+    ops.d.fill_(math.nan)
+    if graph:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+        ops.d.fill_(math.nan)
+        g.replay()
+    else:
+        step()
+    torch.cuda.synchronize()
+    return timing.relative_error(ops.d, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "cuda_graph"])
+def test_a_pdl_launch_reads_the_activations_the_kernel_before_writes(late, graph):
+    assert _error_after(late, CFG, pdl=True, graph=graph) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "cuda_graph"])
+def test_a_kernel_reading_activations_before_the_wait_is_caught(late, graph):
+    early = cg.ClusterConfig(**{**CFG.to_params(), "ablate": 3})
+    # launched plainly it waits for the kernel before, as every stream launch does
+    assert _error_after(late, early, pdl=False, graph=graph) < 1e-2
+    # with PDL it starts while the producer sleeps and reads the stale activations: in a
+    # graph too, so torch's capture made the edge programmatic
+    assert _error_after(late, early, pdl=True, graph=graph) > 0.1
