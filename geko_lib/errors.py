@@ -10,6 +10,12 @@ class GekoError(Exception):
     """A user-facing failure: its message names what was wrong and where."""
 
 
+class EnvironmentFailure(GekoError):
+    """A job stopped by its surroundings, not by its work: a full disk or quota, an interrupt, a
+    lost device lease. The same job can succeed once the surroundings are put right, so it
+    counts toward no failure streak and no retirement (phases.optimize), and a rerun resumes."""
+
+
 class PlatformError(GekoError, RuntimeError):
     """A platform could not do what was asked (missing tool, failed run, unknown solution).
     Declared here, below every platform module, so the arch table (geko_lib/archs.py) and the

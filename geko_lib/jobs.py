@@ -17,7 +17,7 @@ import yaml
 
 from .campaign import state as campaign_state, integrity
 from . import devices, interrupt, log_setup, path_errors, platforms, progress
-from .errors import GekoError
+from .errors import EnvironmentFailure, GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
 from .log_setup import LOGGER
@@ -36,9 +36,16 @@ class StallError(JobFailed):
     """A supervised job stopped writing its log for longer than the stall timeout."""
 
 
+class JobStoppedByEnvironment(JobFailed, EnvironmentFailure):
+    """A supervised job ended by its surroundings (a full disk): not a failure of its work."""
+
+
 # a user-facing failure ends the job with its message; anything else is a bug and keeps its
 # traceback
 USER_ERRORS = (GekoError,)
+# a supervised job's exit status when its surroundings stopped it (errors.EnvironmentFailure):
+# the parent tells it from a failure of the job's own work (EX_TEMPFAIL of sysexits.h)
+ENVIRONMENT_EXIT = 75
 
 
 LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)  # config key verbosity 0, 1, 2
@@ -242,7 +249,12 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
         _kill_child(child)
         raise
     if child.exitcode != 0:
-        # why, as the job said it (its ERROR line), so failed_jobs.log can give the reason
+        # why, as the job said it (its ERROR line), so failed_jobs.log can give the reason; a
+        # full disk may have kept the job from writing that line
+        if child.exitcode == ENVIRONMENT_EXIT:
+            why = log_setup.first_error(path) or "stopped by its environment (a full disk or " \
+                "quota: free some and rerun)"
+            raise JobStoppedByEnvironment(f"{why}; see {path}")
         why = log_setup.first_error(path) or f"job failed (exit code {child.exitcode})"
         raise JobFailed(f"{why}; see {path}")
 
@@ -265,7 +277,7 @@ def _supervised_child(fn) -> None:
             fn()
     except USER_ERRORS as exc:
         log.error("%s", exc)
-        raise SystemExit(1)
+        raise SystemExit(ENVIRONMENT_EXIT if isinstance(exc, EnvironmentFailure) else 1)
 
 
 def _die_with_parent() -> None:

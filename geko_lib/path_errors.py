@@ -18,11 +18,15 @@ import re
 import shutil
 from pathlib import Path
 
-from .errors import GekoError
+from .errors import EnvironmentFailure, GekoError
 
 
 class PathError(GekoError):
     """A path that cannot be used: its message names it and says why."""
+
+
+class NoSpaceError(PathError, EnvironmentFailure):
+    """A write refused for want of space or quota: once space is freed, a rerun succeeds."""
 
 
 # what each refusal means, in words (others: the system's own text)
@@ -106,7 +110,8 @@ def describe(exc: OSError, path=None) -> str:
 
 
 def from_os_error(exc: OSError, path=None) -> PathError:
-    return PathError(describe(exc, path))
+    kind = NoSpaceError if exc.errno in NO_SPACE else PathError
+    return kind(describe(exc, path))
 
 
 def _is_loop(exc: RuntimeError) -> bool:

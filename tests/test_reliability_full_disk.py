@@ -84,6 +84,29 @@ def test_snakemakes_own_full_disk_line_is_told_naming_its_directory(tmp_path):
     assert snakemake_output.full_disk("GEKO:ERROR [jobs:run] no space left", tmp_path) is None
 
 
+def _fills_the_disk():
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/w/optimizations/build_A/x.json")
+
+
+def _fails_its_work():
+    raise path_errors.PathError("bad tuning yaml")
+
+
+def test_a_supervised_job_stopped_by_a_full_disk_is_told_from_a_failed_one(tmp_path):
+    """The environment's failure is an EnvironmentFailure (phases.optimize counts none of
+    them toward the failure streak or retirement); the job's own failure is not."""
+    from geko_lib import jobs
+    from geko_lib.errors import EnvironmentFailure
+
+    with pytest.raises(jobs.JobStoppedByEnvironment, match="free some and rerun"):
+        jobs.supervise(_fills_the_disk, tmp_path / "a.log", stall_timeout=60, poll=0.05)
+    with pytest.raises(jobs.JobFailed, match="exit code 1") as failed:
+        jobs.supervise(_fails_its_work, tmp_path / "b.log", stall_timeout=60, poll=0.05)
+    assert not isinstance(failed.value, EnvironmentFailure)
+    assert isinstance(path_errors.from_os_error(OSError(errno.EDQUOT, "quota")),
+                      EnvironmentFailure)
+
+
 # --- a real full filesystem (slow: real runs; needs mount privileges) -------------------------
 
 @pytest.fixture

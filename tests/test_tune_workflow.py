@@ -108,6 +108,25 @@ def test_consecutive_failure_cap_stops_new_jobs(tune):
     assert sum("consecutive tuning jobs failed" in text for text in logs) == 2
 
 
+def test_a_tune_stopped_by_a_full_disk_resumes_once_space_is_freed(tune):
+    """Issue 41: a full disk's failures counted toward the streak, so every rerun after space
+    was freed stopped at once ('8 consecutive tuning jobs failed') and never wrote final_libs."""
+    c = tune(max_consecutive_failures=1, tune_retries=0, sim={"disk_full_on": ["BBS_TN_M"]})
+    c.cores = 1  # one job at a time: a counted failure would stop the next job
+    first = run(c, "final_libs", "--keep-going", check=False)
+    assert first.returncode != 0 and not c.path("final_libs").exists()
+    logs = [c.path("logs", "optimize", f"BBS_TN_{i}.log").read_text() for i in range(3)]
+    assert all("free some and rerun" in text for text in logs), logs
+    assert not any("consecutive tuning jobs failed" in text for text in logs)
+    assert not c.path("optimizations", "failed_jobs.log").exists()
+    assert not list(c.path("optimizations").glob("build_*/.failcount"))
+
+    c.config["sim"] = {}  # space freed
+    rerun = run(c, "final_libs")
+    assert jobs_run(rerun).get("optimize") == 3
+    assert c.path("final_libs").is_dir() and list(c.path("final_libs").glob("*.yaml"))
+
+
 def test_resumable_build_dir_continues_from_its_checkpoint(finished_tune, tmp_path):
     c = finished_tune.copy(tmp_path)
     logic_dir = c.path("optimizations", "build_BBS_TN_2", "3_LibraryLogic")

@@ -1,13 +1,17 @@
 """optimizations/<cfg>.yaml -> optimizations/build_<cfg>/3_LibraryLogic on a leased device
 slot, supervised: a job whose log stops growing for stall_timeout seconds is killed. A job that
 fails its last attempt (1 + tune_retries, or 1 with retry off) is skipped: an empty
-3_LibraryLogic, its name in optimizations/failed_jobs.log (geko_lib.failures). While it runs
-its line is in optimizations/running_jobs.log (geko_lib.tuning.running_jobs)."""
+3_LibraryLogic, its name in optimizations/failed_jobs.log (geko_lib.failures). A job its
+surroundings stopped (a full disk: errors.EnvironmentFailure) is no such failure: it ends the
+run with its one line, counts toward neither the failure streak nor retirement, and a rerun
+tunes it again. While it runs its line is in optimizations/running_jobs.log
+(geko_lib.tuning.running_jobs)."""
 import logging
 from pathlib import Path
 
 from .. import failures, jobs
 from ..campaign import layout
+from ..errors import EnvironmentFailure
 from ..tuning import build_dir, running_jobs
 from ..log_setup import LOGGER
 
@@ -45,6 +49,8 @@ def run(job):
             jobs.supervise(work, job.log[0], config["stall_timeout"])
         finally:  # a job killed by the stall watchdog could not remove its line itself
             running_jobs.forget(layout.TUNING_DIR, name)
+    except EnvironmentFailure:
+        raise  # the job's work did not fail: nothing is counted, a rerun resumes
     except jobs.USER_ERRORS as exc:
         build_dir.bump_failcount(build)
         streak.failed()

@@ -20,10 +20,12 @@ so a dense search finds real (modelled) uplift.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import logging
 import math
+import os
 import re
 import time
 import zlib
@@ -363,6 +365,7 @@ class SimPlatform:
     stall_on: tuple[str, ...] = ()  # problem-name substrings: the job hangs (tests the watchdog)
     flaky_on: tuple[str, ...] = ()  # problem-name substrings: a job fails once, then works
     search_crash_on: tuple[str, ...] = ()  # problem-name substrings: their dense search fails
+    disk_full_on: tuple[str, ...] = ()  # problem-name substrings: the job's write finds no space
     job_seconds: float = 0.0  # real time a GPU job spends, to emulate long jobs
     # real time the dense search spends per GEMM, to emulate cuda's search (a fixed screening
     # budget per GEMM plus a part that grows with the GEMM's runtime): see search_seconds()
@@ -399,6 +402,7 @@ class SimPlatform:
                    stall_on=tuple(sim.get("stall_on") or ()),
                    flaky_on=tuple(sim.get("flaky_on") or ()),
                    search_crash_on=tuple(sim.get("search_crash_on") or ()),
+                   disk_full_on=tuple(sim.get("disk_full_on") or ()),
                    job_seconds=float(sim.get("job_seconds", 0.0)),
                    search_seconds_per_gemm=float(sim.get("search_seconds_per_gemm", 0.0)),
                    search_seconds_per_ms=float(sim.get("search_seconds_per_ms", 0.0)))
@@ -447,6 +451,7 @@ class SimPlatform:
                     raise PlatformError(f"sim: injected one-time failure on {problem.name}")
             if any(c in problem.name for c in self.crash_on):
                 raise PlatformError(f"sim: injected crash on {problem.name}")
+
             if any(c in problem.name for c in self.stall_on):
                 log.warning("sim: injected hang on %s", problem.name)
                 time.sleep(10**6)
@@ -670,6 +675,9 @@ class SimPlatform:
         cfg = TuningConfig.load(tuning_yaml)
         problems = [GemmProblem(cfg.gemm_type, *size) for size in cfg.sizes]
         self._start_job(problems, build_dir)
+        if any(c in p.name for p in problems for c in self.disk_full_on):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC),
+                          str(Path(build_dir) / "sim_checkpoint.json"))
         space = tune.space_of(cfg, kernel_is_valid(self.arch, cfg.gemm_type))
 
         def evaluate(batch: list[dict]) -> np.ndarray:
