@@ -129,6 +129,9 @@ class CampaignBar:
         self._bar = None
         self._shown: Counts | None = None
         self._started = time.monotonic()
+        # jobs already done when the bar first saw its phase (a rerun's earlier work): the
+        # rate counts this run's jobs alone, not a finished campaign's over a second
+        self._done_before: int | None = None
         self._lock = threading.Lock()
 
     def write(self, line: str, file=None) -> None:
@@ -145,13 +148,16 @@ class CampaignBar:
             return
         self._shown = counts
         done = counts.completed + counts.failed
+        if self._done_before is None:
+            self._done_before = done
+        new = done - self._done_before
         timing = ""
-        if done:
+        if new > 0:
             elapsed = time.monotonic() - self._started
             minutes, seconds = divmod(int(elapsed), 60)
             unit = UNITS[self.phase]
-            rate = f"{elapsed / done:.1f} s/{unit}" if elapsed >= 0.1 * done \
-                else f"{done / max(elapsed, 1e-9):,.0f} {unit}/s"
+            rate = f"{elapsed / new:.1f} s/{unit}" if elapsed >= 0.1 * new \
+                else f"{new / max(elapsed, 1e-9):,.0f} {unit}/s"
             timing = f"[{minutes:02d}:{seconds:02d}, {rate}] "
         print(f"{LABELS[self.phase]}: {done}/{counts.total} {timing}n_completed: "
               f"{counts.completed}, n_failed: {counts.failed}", file=self.stream, flush=True)
@@ -171,7 +177,7 @@ class CampaignBar:
             if self._bar is not None:
                 self._bar.close()
             self._bar, self._shown, self.phase = None, None, phase
-            self._started = time.monotonic()
+            self._started, self._done_before = time.monotonic(), None
 
     def refresh(self) -> Counts | None:
         if not self.phases:
@@ -188,8 +194,10 @@ class CampaignBar:
         if self._bar is None:
             from tqdm import tqdm
 
+            # initial: the jobs an earlier run did, left out of the rate
             self._bar = tqdm(total=counts.total, desc=LABELS[self.phase], file=self.stream,
-                             dynamic_ncols=True, leave=True)
+                             dynamic_ncols=True, leave=True,
+                             initial=counts.completed + counts.failed)
         with self._lock:
             bar = self._bar
             bar.total = counts.total
