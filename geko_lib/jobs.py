@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from .campaign import state as campaign_state, integrity
-from . import devices, interrupt, log_setup, path_errors, platforms, progress
+from . import devices, files, interrupt, log_setup, path_errors, platforms, progress
 from .errors import EnvironmentFailure, GekoError
 from .gemm import GemmProblem
 from .campaign.snakemake_records import incomplete_outputs
@@ -91,7 +91,9 @@ def run(main, job, companions: bool = False) -> None:
         raise
     log.debug("rule %s: input %s, output %s", job.rule, list(job.input), list(job.output))
     try:
-        with path_errors.translated():  # a full disk, a read-only workdir: one line naming it
+        # a full disk, a read-only workdir: one line naming it; the job runs in its workdir,
+        # whose outputs it writes only inside it (a symlink out made while the run goes on)
+        with path_errors.translated(), files.confined_to(Path.cwd()):
             campaign = check_inputs(job)
             before = _beside_outputs(job)
             main(job)

@@ -75,10 +75,10 @@ def test_staged_dir_whose_swap_fails_keeps_the_previous_output(tmp_path, monkeyp
     (libs / "old.yaml").write_text("old\n")
     real_replace = os.replace
 
-    def refuse_staging(src, dst):
+    def refuse_staging(src, dst, **where):  # where: the directory descriptors of the names
         if ".staging" in str(src):
             _disk_full()
-        real_replace(src, dst)
+        real_replace(src, dst, **where)
 
     monkeypatch.setattr(files.os, "replace", refuse_staging)
     with pytest.raises(OSError):

@@ -1,9 +1,9 @@
 """Paths (issue 24): a symlinked --lock-dir, a hard-linked lock file, symlink loops, a workdir
 that is a file or under one, a read-only workdir, a full disk in a phase, names that are not
-UTF-8. Each is refused with one line naming the path and what is wrong, exit non-zero, nothing
-lost and no traceback: through the ``geko`` command in process (before snakemake starts) and
-through the workflow's phases run in process as their jobs run them (``run_phase``: jobs of the
-rule table)."""
+UTF-8; a symlink out of the workdir made while a run goes on (issue 41). Each is refused with
+one line naming the path and what is wrong, exit non-zero, nothing lost and no traceback: through
+the ``geko`` command in process (before snakemake starts) and through the workflow's phases run
+in process as their jobs run them (``run_phase``: jobs of the rule table)."""
 
 import errno
 import os
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import cli, devices, files
+from geko_lib import cli, devices, files, platforms, search, workload
 from geko_lib.bench_formats import rows as bench_rows, summary
 from geko_lib.campaign import layout, progress as campaign_progress, state
+from geko_lib.library import exports
 
 INLINE = ["--inline", "1024", "1024", "1", "1024", "B", "B", "S", "N", "T"]
 
@@ -137,10 +138,10 @@ def _fail_writes(monkeypatch, code: int, under=None):
     system: an OSError naming no file) for files under ``under`` (every file where None)."""
     real = files._write_durably
 
-    def failing(path, data):
+    def failing(path, data, **where):
         if under is None or Path(path).resolve().is_relative_to(under):
             raise OSError(code, os.strerror(code))
-        return real(path, data)
+        return real(path, data, **where)
     monkeypatch.setattr(files, "_write_durably", failing)
 
 
@@ -268,3 +269,130 @@ def test_the_snakemake_route_refuses_a_bad_path_in_geko_s_line(campaign, tmp_pat
     assert proc.returncode == 2
     assert expected in proc.stderr
     assert "Traceback" not in proc.stderr and "Exception" not in proc.stderr, proc.stderr
+
+
+# --- a symlink made while a run goes on (issue 41) ----------------------------------------------
+# The start of a run refuses a link under the workdir that leads out (test_reliability_bounds);
+# one made after that check is met by the writer of every job's outputs, which refuses it
+# naming the link and writes nothing through it.
+
+def _outside_with_exports(tmp_path) -> Path:
+    """A directory outside the workdir holding files of the exports' names."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("tunableop_results.csv", "hipblaslt_tuning_override.txt"):
+        (outside / name).write_text("precious\n")
+    return outside
+
+
+def _relink_outside(directory: Path, outside: Path) -> None:
+    """``directory`` (of the workdir) replaced by a symlink to ``outside``, as a user or a
+    script of theirs could do while the run goes on."""
+    directory.rename(directory.with_name(directory.name + ".moved"))
+    directory.symlink_to(outside)
+
+
+def _snapshot_outside(outside: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in outside.iterdir()}
+
+
+def _exports_steps(tmp_path, workdir: Path, run_phase) -> dict:
+    """A sim search campaign in ``workdir`` up to results/final_results.csv (its kept kernels
+    the sim's dense search winners of one GEMM, written as the analyze phase would), its
+    ingest run as the workflow runs it; the config the exports job runs with."""
+    config = {"platform": "sim", "arch": "gfx950", "mode": "search", "devices": [0],
+              "workload_inline": " ".join(INLINE[1:]), "lock_dir": str(tmp_path / "locks")}
+    run_phase("ingest", workdir, config, given={
+        "workload_source": [], "workload_kind": "inline", "workload_value": config[
+            "workload_inline"]})
+    problems = workload.problems(workload.read(workdir / layout.WORKLOAD))
+    winners = search.winners(platforms.get(config).search(problems, tmp_path / "measured", 0))
+    (workdir / layout.FINAL_RESULTS).parent.mkdir()
+    winners[[c for c in exports.IDENTITY if c in winners]].assign(
+        solution_index_tuned=winners["solution_index"],
+        solution_name_tuned=winners["solution_name"], us_tuned=winners["us"],
+        error_tuned=0.001).to_csv(workdir / layout.FINAL_RESULTS, index=False)
+    winners.to_csv(workdir / layout.WINNERS, index=False)
+    return config
+
+
+def test_an_exports_link_made_during_a_run_is_refused_and_the_outside_file_kept(
+        tmp_path, capsys, run_phase):
+    """Before: the export job wrote through ``W/exports -> outside``, exit 0, and overwrote
+    the outside tunableop_results.csv."""
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    config = _exports_steps(tmp_path, workdir, run_phase)
+    job = run_phase("exports", workdir, config)  # the first run's exports: inside
+    assert (workdir / job.output.tunableop).is_file()
+    outside = _outside_with_exports(tmp_path)
+    before = _snapshot_outside(outside)
+    _relink_outside(workdir / "exports", outside)
+    with pytest.raises(SystemExit) as ended:  # as the job's workflow script ends
+        run_phase("exports", workdir, config, script=True)
+    assert ended.value.code == 1
+    text = Path(job.log[0]).read_text()
+    errors = [line for line in text.splitlines() if "ERROR" in line]
+    assert "Traceback" not in text and len(errors) == 1, text
+    assert f"{workdir / 'exports'} is a symlink to {outside}, outside the workdir " \
+           f"{workdir}" in errors[0]
+    assert _snapshot_outside(outside) == before  # untouched: no export, stamp nor temporary
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_writer_refuses_a_link_out_on_the_way_and_writes_nothing(tmp_path):
+    workdir, outside = tmp_path / "w", _outside_with_exports(tmp_path)
+    before = _snapshot_outside(outside)
+    deep = workdir / "search" / "data" / "gemms_0-0.csv"
+    with files.confined_to(workdir):
+        files.write_text(deep, "first\n")
+        _relink_outside(workdir / "search", outside)  # a part above the file's directory
+        with pytest.raises(files.LinkOutOfWorkdir, match=f"{workdir / 'search'} is a symlink "
+                           f"to {outside}, outside the workdir {workdir}"):
+            files.write_text(deep, "second\n")
+        with pytest.raises(files.LinkOutOfWorkdir):  # a file's own directory, a new file
+            files.write_text(workdir / "search" / "tunableop_results.csv", "second\n")
+        with pytest.raises(files.LinkOutOfWorkdir):
+            with files.staged_dir(workdir / "search" / "libs"):
+                pass
+    assert _snapshot_outside(outside) == before  # no file, no directory made there
+    # outside the block, or for a path outside the workdir, the writer writes where it is told
+    files.write_text(outside / "notes.txt", "mine\n")
+    assert (outside / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_link_made_while_a_directory_output_is_built_is_refused_at_the_swap(tmp_path):
+    workdir, outside = tmp_path / "w", _outside_with_exports(tmp_path)
+    (workdir / "final_libs").mkdir(parents=True)
+    before = _snapshot_outside(outside)
+    with files.confined_to(workdir):
+        with pytest.raises(files.LinkOutOfWorkdir, match=f"{workdir / 'final_libs'} is a "
+                           "symlink"):
+            with files.staged_dir(workdir / "final_libs" / "lib") as staging:
+                (staging / "lib.yaml").write_text("new\n")
+                _relink_outside(workdir / "final_libs", outside)
+    assert _snapshot_outside(outside) == before
+    assert list((workdir / "final_libs.moved").iterdir()) == []  # the staging removed
+
+
+def test_links_that_stay_inside_the_workdir_are_written_through(tmp_path):
+    """As the start of a run leaves them alone (campaign.bounds), so does the writer."""
+    workdir = tmp_path / "w"
+    (workdir / "real").mkdir(parents=True)
+    (workdir / "results").symlink_to(workdir / "real")
+    (tmp_path / "alias").symlink_to(workdir)  # a workdir reached through a link of its own
+    with files.confined_to(tmp_path / "alias"):
+        files.write_text(tmp_path / "alias" / "results" / "final_results.csv", "kept\n")
+        with files.staged_dir(tmp_path / "alias" / "results" / "libs") as staging:
+            (staging / "a.yaml").write_text("a\n")
+    assert (workdir / "real" / "final_results.csv").read_text() == "kept\n"
+    assert (workdir / "real" / "libs" / "a.yaml").read_text() == "a\n"
+
+
+def test_a_file_in_the_way_is_one_line_naming_it(tmp_path):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    (workdir / "results").write_text("not a directory\n")
+    with files.confined_to(workdir), pytest.raises(NotADirectoryError) as refused:
+        files.write_text(workdir / "results" / "final_results.csv", "x\n")
+    assert refused.value.filename == str(workdir / "results")

@@ -7,7 +7,9 @@ ones, ``--report`` writes ``report.html``). A symlink anywhere under the workdir
 of it would turn each of those into a write or a delete somewhere else. So before anything in a
 workdir changes, whichever door a run came in by, every symlink under it is resolved and one
 that leads outside refuses the run, naming the link and where it points. Links that stay inside
-are harmless and left alone.
+are harmless and left alone. A link made after this check, while the run goes on, is refused
+when a job writes through it: geko's writer of outputs keeps every job's inside its workdir
+(``files.confined_to``) and refuses in a line of this form.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import GekoError
+from ..files import LinkOutOfWorkdir, refusal
 
-
-class LinkOutOfWorkdir(GekoError, ValueError):
-    """A symlink under the workdir leads outside it."""
+# the refusal is the writer's (files): one error and one line, whenever the link is met
+__all__ = ["LinkOutOfWorkdir", "links_out", "refuse_links_out"]
 
 
 def _inside(path: str, root: str) -> bool:
@@ -50,7 +51,4 @@ def refuse_links_out(workdir) -> None:
     if found:
         link, target = found[0]
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise LinkOutOfWorkdir(
-            f"{link} is a symlink to {target}, outside the workdir {workdir}"
-            f"{more}: geko writes and deletes files only inside its workdir, and would through "
-            "the link; replace it by a directory or file of its own, or use another --workdir")
+        raise refusal(link, target, workdir, more)
