@@ -20,5 +20,7 @@ DATA_DIRS = {"geko_lib.workflow": "workflow", "geko_lib.config": "config",
 
 setup(packages=find_packages(include=["geko_lib", "geko_lib.*", "geko"]) + list(DATA_DIRS),
       package_dir=DATA_DIRS,
-      package_data={name: ["**/*"] for name in DATA_DIRS},
+      # the CUDA C++ kernels of the cuda platform, loaded by their modules
+      package_data={**{name: ["**/*"] for name in DATA_DIRS},
+                    "geko_lib.platforms.cuda": ["*.cu"]},
       exclude_package_data={name: ["**/__pycache__/*", "**/*.pyc"] for name in DATA_DIRS})

@@ -4,11 +4,13 @@ while the kernel before it still runs, so it must stream only weights before
 
 Without a GPU: the launch config carries the attribute exactly when asked, and the source's
 producer issues the weight boxes before the wait and the token boxes after it. On a GPU
-(``gpu``): a producer kernel that lets its dependents launch at once and writes the
-activations ~200 us later; the cluster kernel launched after it with PDL must read the new
-activations, eagerly and replayed from a CUDA graph captured by torch, and a twin of the kernel
-that reads the activations before the wait (``ablate=3``) must be caught reading the old ones
-(the check can fail), but not when launched plainly."""
+(``gpu``): a producer kernel that writes the activations ~200 us after it starts (and lets its
+dependents launch at once, or not); the cluster kernel launched after it with PDL must read the
+new activations, eagerly and replayed from a CUDA graph captured by torch, and a twin of the
+kernel that reads the activations before the wait (``ablate=3``) must be caught reading the old
+ones (the check can fail), but not when launched plainly. Under capture the edge from a kernel
+is programmatic from its launch-order port (``cluster_gemm.early_edges``): the twin is caught
+after a producer that never triggers too; after a copy node the edge stays a full one."""
 
 import math
 
@@ -62,8 +64,8 @@ def test_the_producer_streams_weights_before_the_wait_and_tokens_after():
 
 LATE_COPY = r"""
 extern "C" __global__ void late_copy(unsigned short* dst, const unsigned short* src,
-                                     long long n, long long delay_ns) {
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+                                     long long n, long long delay_ns, int trigger) {
+    if (trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     unsigned long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     do {
@@ -77,8 +79,9 @@ extern "C" __global__ void late_copy(unsigned short* dst, const unsigned short* 
 
 
 def _late_copy():
-    """A call (dst, src) launching LATE_COPY on torch's current stream: it lets its dependents
-    launch at once and copies ``src`` into ``dst`` after DELAY_NS."""
+    """A call (dst, src, trigger) launching LATE_COPY on torch's current stream: it copies
+    ``src`` into ``dst`` after DELAY_NS, with ``trigger`` letting its dependents launch at
+    once."""
     import numpy as np
     import torch
     from cuda.core import LaunchConfig, Program, ProgramOptions, Stream, launch
@@ -89,10 +92,10 @@ def _late_copy():
     kernel = code.get_kernel("late_copy")
     config = LaunchConfig(grid=(32, 1, 1), block=(256, 1, 1))
 
-    def call(dst, src):
+    def call(dst, src, trigger: bool):
         stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
         launch(stream, config, kernel, np.uint64(dst.data_ptr()), np.uint64(src.data_ptr()),
-               np.int64(dst.numel()), np.int64(DELAY_NS))
+               np.int64(dst.numel()), np.int64(DELAY_NS), np.int32(trigger))
 
     return call
 
@@ -112,7 +115,10 @@ def late():
     return ops, x, truth, stale, timing.reference(ops), _late_copy()
 
 
-def _error_after(late, cfg, pdl: bool, graph: bool) -> float:
+def _error_after(late, cfg, pdl: bool, graph: bool, trigger: bool = True,
+                 copy_between: bool = False) -> float:
+    """The GEMM's error after the late producer (and, with ``copy_between``, a device copy
+    between the two: a memcpy node in a graph)."""
     import torch
 
     from geko_lib.platforms.cuda import timing
@@ -120,10 +126,13 @@ def _error_after(late, cfg, pdl: bool, graph: bool) -> float:
     ops, x, truth, stale, ref, late_copy = late
     prepared = cg.PreparedLaunch(cfg, ops.problem, 0, pdl=pdl)
     y, d = ops.y[0], ops.d[0]
+    spare = torch.empty(1 << 20, dtype=torch.uint8, device=x.device)
 
     def step():
         x.copy_(stale)
-        late_copy(x, truth)
+        late_copy(x, truth, trigger)
+        if copy_between:
+            spare[: spare.numel() // 2].copy_(spare[spare.numel() // 2:])
         prepared(x, y, d)
 
     step()  # builds the launch outside any capture
@@ -156,3 +165,21 @@ def test_a_kernel_reading_activations_before_the_wait_is_caught(late, graph):
     # with PDL it starts while the producer sleeps and reads the stale activations: in a
     # graph too, so torch's capture made the edge programmatic
     assert _error_after(late, early, pdl=True, graph=graph) > 0.1
+
+
+@pytest.mark.gpu
+def test_in_a_graph_the_kernel_starts_early_after_a_kernel_that_never_triggers(late):
+    early = cg.ClusterConfig(**{**CFG.to_params(), "ablate": 3})
+    # eagerly a stream launch overlaps only a kernel that triggers its dependents
+    assert _error_after(late, early, pdl=True, graph=False, trigger=False) < 1e-2
+    # in a graph the edge from the producer is programmatic from its launch-order port: the
+    # early-reading twin is caught, the right kernel reads the new activations
+    assert _error_after(late, early, pdl=True, graph=True, trigger=False) > 0.1
+    assert _error_after(late, CFG, pdl=True, graph=True, trigger=False) < 1e-2
+
+
+@pytest.mark.gpu
+def test_after_a_copy_node_the_edge_stays_a_full_dependency(late):
+    early = cg.ClusterConfig(**{**CFG.to_params(), "ablate": 3})
+    assert _error_after(late, early, pdl=True, graph=True, trigger=True,
+                        copy_between=True) < 1e-2

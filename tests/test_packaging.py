@@ -245,7 +245,8 @@ def test_a_wheel_in_a_fresh_venv_runs_geko_outside_the_checkout(installed):
                      "geko_lib/workflow/schemas/config.schema.yaml",
                      "geko_lib/config/config.yaml", "geko_lib/config/workloads/mixed_types.yaml",
                      "geko_lib/config/models/llama3_8b.json",
-                     "geko_lib/profiles/local/config.yaml", "geko/__init__.py"):
+                     "geko_lib/profiles/local/config.yaml", "geko/__init__.py",
+                     "geko_lib/platforms/cuda/cluster_splitk.cu"):
         assert packaged in names, packaged
     assert not any("__pycache__" in n for n in names)
     venv, elsewhere = installed.venv, installed.elsewhere

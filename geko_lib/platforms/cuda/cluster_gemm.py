@@ -346,12 +346,45 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem, pdl: bool):
     return config
 
 
+def early_edges(stream) -> bool:
+    """Under stream capture, make the next captured node's edges to the kernels before it
+    programmatic from their launch-order port: the node may start once every block of those
+    kernels has begun (CUDA graphs' ``CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER``), and must wait
+    (griddepcontrol.wait) before it reads what they write. A stream launch with the PDL
+    attribute starts early only after a kernel that triggers its dependents, which torch's
+    kernels never do; a graph edge needs nothing of the kernel before. Returns False (the
+    edges left as they are: a plain launch) where the stream is not capturing or a node before
+    is no kernel (a copy, a memset, an event): only a kernel can be overlapped."""
+    from cuda.bindings import driver
+
+    err, status, _, _, deps, _, count = driver.cuStreamGetCaptureInfo(stream)
+    if int(err) or status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE \
+            or not count:
+        return False
+    kernel_type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
+    if any(driver.cuGraphNodeGetType(node)[1] != kernel_type for node in deps[:count]):
+        return False
+    edges = []
+    for _ in range(count):
+        edge = driver.CUgraphEdgeData()
+        edge.type = driver.CUgraphDependencyType.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+        edge.from_port = driver.CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER
+        edges.append(edge)
+    err, = driver.cuStreamUpdateCaptureDependencies(
+        stream, list(deps[:count]), edges, count,
+        driver.CUstreamUpdateCaptureDependencies_flags.CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+    if int(err):
+        raise ClusterConfigError(f"cuStreamUpdateCaptureDependencies: {err}")
+    return True
+
+
 class Launch:
     """One prepared ``cuLaunchKernelEx`` of a cluster kernel: the launch config (grid, block,
     shared memory, the cluster dimension, and with ``pdl`` the programmatic-stream-
     serialization attribute) and the kernel's argument block are built once; a call writes
     the two pointers and the stream and launches. (cuda.core's ``launch`` builds its config
-    and converts every argument on each call: the host time of an eager decode step.)"""
+    and converts every argument on each call: the host time of an eager decode step.) With
+    ``pdl``, a launch under graph capture takes ``early_edges`` instead of the attribute."""
 
     def __init__(self, loaded, cfg: ClusterConfig, problem: GemmProblem, ldd: int,
                  pdl: bool):
@@ -362,6 +395,7 @@ class Launch:
         if int(err) != 0:
             raise ClusterConfigError(f"{cfg.name}: cuKernelGetFunction: {err}")
         self.pdl, self.config, self.stream = pdl, launch_config(cfg, problem, pdl), None
+        self.captured = launch_config(cfg, problem, False) if pdl else None
         # the kernel's parameters (W's and X's tensor maps by value, d, M, N, K, ldd) and the
         # void* array pointing at them; the driver copies them at each launch
         self.maps_buffer = (ctypes.c_ubyte * (2 * TENSOR_MAP_BYTES))()
@@ -383,9 +417,22 @@ class Launch:
             ctypes.memmove(self.maps_buffer, maps, 2 * TENSOR_MAP_BYTES)
             self.maps = maps
         self.d.value = d
-        err, = driver.cuLaunchKernelEx(self.config, self.function, self.address, 0)
+        config = self.config
+        if self.pdl and self._capturing():
+            config = self.captured
+            config.hStream = self.config.hStream
+            early_edges(self.config.hStream)
+        err, = driver.cuLaunchKernelEx(config, self.function, self.address, 0)
         if int(err):
             raise ClusterConfigError(f"{self.name}: cuLaunchKernelEx: {err}")
+
+
+    def _capturing(self) -> bool:
+        from cuda.bindings import driver
+
+        err, status = driver.cuStreamIsCapturing(self.config.hStream)
+        return not int(err) and \
+            status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
 
 
 def _check_operand(name: str, t, rows: int, cols: int, cfg: ClusterConfig) -> None:
