@@ -56,6 +56,15 @@ def test_a_count_column_weights_the_rows_and_repeats_add_up(tmp_path):
     assert sorted(zip(table["N"], table["call_count"])) == [(1, 8), (16, 3)]
 
 
+def test_a_header_with_both_count_columns_is_refused(tmp_path):
+    """Issue 41: both were taken silently, the first winning."""
+    text = UNTUNED.replace("\n", ",count,call_count\n") + f"{SHAPES[0]},7,2\n"
+    path = write(tmp_path, text)
+    with pytest.raises(WorkloadError) as err:
+        workload.read(path)
+    assert f"{path}:1" in str(err.value) and "both count and call_count" in str(err.value)
+
+
 def test_a_tuned_csv_reads_as_a_workload_too(tmp_path):
     (row,) = workload.read(write(tmp_path, TUNED, "bf16_tuned_gemm.csv")).to_dict("records")
     assert (row["M"], row["N"], row["K"], row["d_type"]) == (2048, 1, 6144, "f32_r")

@@ -139,7 +139,11 @@ def workload_rows(path, rows_class):
                                                  "outdtype columns")
     if "dtype" not in names:
         raise _error(path, header_line, "dtype", "aiter's header has no dtype column")
-    count_column = next((c for c in COUNT_COLUMNS if c in names), None)
+    counts = [c for c in COUNT_COLUMNS if c in names]
+    if len(counts) > 1:  # which one holds the calls is not for geko to guess
+        raise _error(path, header_line, counts[1], f"the header has both {' and '.join(counts)}"
+                     ": keep the one that counts the calls")
+    count_column = counts[0] if counts else None
     parsed, lines = [], []
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
