@@ -20,7 +20,9 @@ the schema before anything is written; then the whole config is written into the
 workdir as its current directory, so its own log lands in ``<workdir>/.snakemake/log/``.
 Without a workload source, ``--workdir`` names a campaign to continue: its ``geko_config.yaml``
 is read back and the flags given override it (the second step of the configure/optimize flow).
-Anything after ``--`` goes to snakemake unchanged (paths there are relative to the workdir).
+Anything after ``--`` goes to snakemake unchanged (paths there are relative to the workdir),
+but for what would replace geko's own: an option geko passes (``OWN_OPTIONS``: --configfile,
+--snakefile, --directory, --cores, ...) or a ``--config`` key a flag sets is refused by name.
 """
 
 from __future__ import annotations
@@ -227,9 +229,12 @@ def parser() -> argparse.ArgumentParser:
         prog="geko", argument_default=argparse.SUPPRESS,
         description="Find faster GEMM kernels for the shapes an application runs.",
         epilog="Arguments after -- are passed to snakemake (e.g. -- --dry-run), run in the "
-               "workdir. Without a workload source, --workdir names a campaign to continue "
-               "(e.g. after --until configure). Other commands: `geko status WORKDIR`, `geko "
-               "coverage --library DIR --workload LOG`; `geko status -h` for their options.")
+               "workdir; those that would replace geko's own are refused (--configfile, "
+               "--snakefile, --directory, --cores, --resources, --rerun-triggers, --scheduler, "
+               "and --config keys a geko flag sets: use the flag). Without a workload source, "
+               "--workdir names a campaign to continue (e.g. after --until configure). Other "
+               "commands: `geko status WORKDIR`, `geko coverage --library DIR --workload "
+               "LOG`; `geko status -h` for their options.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--search", dest="mode", action="store_const", const="search",
                       help="dense search of the library's existing kernels (minutes)")
@@ -526,15 +531,134 @@ def config_overrides(config: dict) -> list[str]:
 # --- running snakemake -----------------------------------------------------------------------
 
 def with_overrides(config: dict, extra: list[str]) -> list[str]:
-    """``extra`` with this run's unsaved config items (one ``--config`` option: a second one
-    would replace the first)."""
+    """``extra`` with this run's unsaved config items in its ``--config`` option, however it is
+    spelled (``--config=K=V``, ``-nCK=V``), or one of their own: a second one would replace the
+    first (``refuse_replacing_options`` refuses two there)."""
     items = config_overrides(config)[1:]
     if not items:
         return extra
-    if "--config" in extra:
-        at = extra.index("--config") + 1
-        return [*extra[:at], *items, *extra[at:]]
+    for at, head, name, inline in _read_options(extra):
+        if name in CONFIG_NAMES:
+            return [*extra[:at], *filter(None, [head]), "--config", *items,
+                    *filter(None, [inline]), *extra[at + 1:]]
     return ["--config", *items, *extra]
+
+
+# snakemake's spellings of each option snakemake_command passes (with the workdir, where it runs:
+# --directory) -> why it is refused after ``--``: snakemake takes the last one given, so one
+# there would replace geko's silently (a --configfile ran the config file's campaign, not the
+# flags', and reported success)
+OWN_OPTIONS = {
+    ("--snakefile", "-s"): "geko runs its own workflow",
+    ("--configfile", "--configfiles"):
+        "it would replace the config geko's flags set (the workdir's geko_config.yaml); "
+        "give settings as geko flags, a key no flag sets as -- --config KEY=VALUE",
+    ("--directory", "-d"): "snakemake runs in the workdir; give it as -w/--workdir",
+    ("--cores", "-c"): "give it as geko's --cores",
+    ("--resources", "--res"): "geko sets gpu and gpu_slot from --devices and --n_slots",
+    ("--rerun-triggers",): "geko reuses outputs by mtime, input and params (an edited "
+                           "comment in a script must not redo GPU work)",
+    ("--scheduler",): "geko uses the greedy scheduler (the ilp one collapses on wide DAGs)",
+}
+UNTIL_OPTION = ("--until", "-U")  # refused where geko's own --until is given
+CONFIG_NAMES = ("--config", "-C")
+# snakemake's one-letter options that take no value: a cluster goes on past them (-nd is -n -d);
+# any other letter takes the rest of the cluster as its value (-j4d is -j 4d, not -d)
+VALUELESS_LETTERS = "hntkfFlSDvpa"
+# keys geko sets that no Flag names: the workdir, and the mode (bench_timing follows it)
+OWN_KEY_NAMES = {"workdir": "-w/--workdir", "mode": "--search/--tune/--bench",
+                 "bench_timing": "--search/--tune/--bench"}
+
+
+def own_config_keys() -> dict[str, str]:
+    """Config key -> the geko flag that sets it: the keys a ``--config`` after ``--`` must
+    not replace (every other key has no flag and is set that way, e.g. ``sim={noise: 0.1}``)."""
+    keys = {flag.key: flag_name(flag.key) for flag in FLAGS}
+    keys |= dict.fromkeys(SOURCE_KEYS.values(), "/".join(SOURCES.values()))
+    return keys | OWN_KEY_NAMES
+
+
+def _own_option(name: str, why: dict[str, str]) -> str | None:
+    """The option of ``why`` snakemake reads ``name`` as: the same name, or for a long one an
+    abbreviation argparse expands (``--configf``); None for any other."""
+    if name in why:
+        return name
+    if not name.startswith("--") or name == "--config":
+        return None
+    return next((n for n in why if n.startswith(name) and n.startswith("--")), None)
+
+
+def _config_items(tokens: list[str], first: str | None) -> list[str]:
+    """The ``KEY=VALUE`` items of one ``--config``: its inline one, then the arguments up to
+    the next option (snakemake's nargs="*")."""
+    items = [first] if first else []
+    for token in tokens:
+        if token.startswith("-"):
+            break
+        items.append(token)
+    return items
+
+
+def _read_options(tokens: list[str]):
+    """Each option in ``tokens`` as snakemake reads it, up to a ``--`` (then targets): (the
+    index of its token, the letters of its cluster before it, its name, its inline value or
+    None). A long one's ``=VALUE`` is its value; each letter of a cluster of short ones is one,
+    up to the first that takes a value, the rest (-np is -n -p; -j4d is -j 4d; -nCk=1 is -n
+    --config k=1)."""
+    for at, token in enumerate(tokens):
+        if token == "--":
+            return
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            yield at, "", name, value if eq else None
+        elif token.startswith("-") and len(token) > 1:
+            for i, letter in enumerate(token[1:], 1):
+                yield (at, token[:i] if i > 1 else "", f"-{letter}",
+                       token[i + 1:].removeprefix("=") or None)
+                if letter not in VALUELESS_LETTERS:
+                    break
+
+
+def _refused_config_item(item: str, keys: dict[str, str]) -> str | None:
+    key, _, text = item.partition("=")
+    if key in keys:
+        return f"--config {key}=... after --: geko's {keys[key]} sets {key}; give it there"
+    try:  # a section (rocm={...}) is merged key by key: refused for a key a flag sets
+        value = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError):
+        return None  # snakemake keeps it as text, which the schema refuses for a section
+    for name in value if isinstance(value, dict) else ():
+        if f"{key}.{name}" in keys:
+            return (f"--config {key}={{{name}: ...}} after --: geko's "
+                    f"{keys[f'{key}.{name}']} sets {key}.{name}; give it there")
+    return None
+
+
+def refuse_replacing_options(extra: list[str], keys: dict[str, str],
+                             until: bool = False) -> None:
+    """Refuse, by name in one line, a snakemake option after ``--`` that would replace what
+    geko passes itself (``OWN_OPTIONS``; ``--until`` where geko's is given) or a ``--config``
+    key a geko flag sets (``keys``: ``own_config_keys``)."""
+    owned = OWN_OPTIONS | ({UNTIL_OPTION: "geko's --until is given; give one of the two"}
+                           if until else {})
+    why = {name: text for names, text in owned.items() for name in names}
+    configs = 0
+    for at, _, name, inline in _read_options(extra):
+        full = _own_option(name, why)
+        if full:
+            spelled = name if name == full else f"{name} (snakemake reads {full})"
+            raise UsageError(f"{spelled} after --: {why[full]}")
+        if name not in CONFIG_NAMES:
+            continue
+        configs += 1
+        if configs > 1:
+            raise UsageError("--config twice after --: snakemake keeps only the last (the "
+                             "first one's items, and geko's own, would be lost); give every "
+                             "item to one")
+        for item in _config_items(extra[at + 1:], inline):
+            refused = _refused_config_item(item, keys)
+            if refused:
+                raise UsageError(refused)
 
 
 def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
@@ -697,6 +821,7 @@ def _main(argv=None) -> int:
     notes: list[str] = []
     try:
         with path_errors.translated():  # the system's refusals of a path: one line naming it
+            refuse_replacing_options(extra, own_config_keys(), until="until" in values)
             check_installed()
             config, target = build_config(args, notes=notes)
     except (GekoError, workload.WorkloadError, GemmError) as exc:

@@ -117,6 +117,42 @@ def yaml_booleans(config: dict, properties: dict | None = None) -> dict:
     return config
 
 
+def typed_overrides(config: dict, entries) -> dict:
+    """``config`` with the value of each snakemake ``--config KEY=VALUE`` of ``entries`` read
+    as YAML reads a config file's ``KEY: VALUE``, key by key where it is a section (as
+    snakemake merges it). Snakemake reads only a number or True/False and hands lists and
+    sections over as text: ``devices=[0,1]`` came as ["0", "1"] (refused: '1' is not of type
+    'integer'), ``sim={noise: 0.1}`` as a noise of "0.1". Where the schema takes snakemake's
+    reading and not YAML's (``workload_log=yes`` is the file "yes"), snakemake's is kept."""
+    properties = schema()["properties"]
+    for entry in entries or ():
+        key, equals, text = str(entry).partition("=")
+        if not equals or key not in config or key not in properties:
+            continue  # snakemake refuses a malformed item; the schema an unknown key
+        try:
+            value = yaml.safe_load(text) if text else None
+        except (yaml.YAMLError, RecursionError):
+            continue  # kept as text: the schema names it
+        config[key] = _typed(config[key], value, properties[key])
+    return config
+
+
+def _typed(current, value, entry: dict):
+    """``value`` (YAML's reading) where the schema ``entry`` takes it or refuses ``current``
+    (snakemake's) too, else ``current``; a section merged key by key."""
+    import jsonschema
+
+    if isinstance(value, dict) and isinstance(current, dict):
+        known = entry.get("properties")
+        for name, item in value.items():
+            if name in current and (known is None or name in known):
+                # a section without properties (tune_options) takes any value, as a file's
+                current[name] = _typed(current[name], item, known[name] if known else {})
+        return current
+    takes = jsonschema.Draft202012Validator(entry).is_valid
+    return value if takes(value) or not takes(current) else current
+
+
 def first_problem(config: dict) -> tuple[str, str] | None:
     """(key, what is wrong) of the first value the schema refuses, then of the first NaN or
     infinite number, else None: what both doors (the ``geko`` flags, snakemake's ``--config``

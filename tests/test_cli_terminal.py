@@ -18,8 +18,10 @@ MODEL_LAST = "geko: these numbers are model predictions of the sim platform, not
 
 
 def geko(*args, cwd):
-    return subprocess.run([*GEKO, *args, "--cores", "2"], cwd=cwd, capture_output=True,
-                          text=True)
+    # geko's --cores, before any `--`: after it, snakemake's --cores is refused
+    at = args.index("--") if "--" in args else len(args)
+    return subprocess.run([*GEKO, *args[:at], "--cores", "2", *args[at:]], cwd=cwd,
+                          capture_output=True, text=True)
 
 
 def ok(proc):

@@ -180,6 +180,49 @@ def test_bad_json_and_bad_options_are_refused(tmp_path):
         assert info.value.field == field and "llama3_8b.json" in info.value.path
 
 
+@pytest.mark.parametrize("text", ['{"a": ' * 100_000 + "1" + "}" * 100_000,
+                                  "[" * 100_000 + "]" * 100_000])
+def test_a_json_nested_too_deeply_is_refused_naming_the_file(tmp_path, text, capsys):
+    """Issue 41, item 4: json's parser recurses once per level, so 100,000 levels ended in a
+    RecursionError traceback; it is refused as any malformed config, in one line."""
+    deep = tmp_path / "deep.json"
+    deep.write_text(text)
+    with pytest.raises(WorkloadError) as info:
+        workload.read_model(deep)
+    assert (info.value.path, info.value.field) == (str(deep), "json")
+    assert "nested too deeply" in info.value.message
+    code = cli.main(["--search", "--model", str(deep), "--platform", "sim",
+                     "-w", str(tmp_path / "run")])
+    said = capsys.readouterr().err.splitlines()
+    assert code == 2 and said == [f"geko: error: {deep}: json: {info.value.message}"], said
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("changes, options, key, words", [
+    ({"intermediate_size": 10**12}, {}, "intermediate_size",
+     "gate_up_proj's M: 2000000000000 is beyond what"),
+    ({"intermediate_size": 10**30}, {}, "intermediate_size",
+     "gate_up_proj's M: out of the 64-bit integer range"),
+    ({"vocab_size": 2**40}, {}, "vocab_size", "lm_head's M: 1099511627776 is beyond what"),
+    ({"head_dim": 2**40}, {}, "head_dim", "qkv_proj's M: "),
+    ({"hidden_size": 2**40}, {}, "hidden_size", "qkv_proj's M: "),
+    ({"intermediate_size": 2**27}, {}, "intermediate_size",  # fits 32 bits, not a device
+     "gate_up_proj's M: 268435456 makes the operands (A, B, C, D)"),
+    ({"num_hidden_layers": 10**30}, {}, "num_hidden_layers",
+     "qkv_proj's call_count: out of the 64-bit integer range"),
+    ({}, {"tokens": [2**33]}, "model_tokens", "qkv_proj's N: 8589934592 is beyond what"),
+])
+def test_a_size_no_device_runs_is_named_by_its_config_key(tmp_path, changes, options, key,
+                                                          words):
+    """Issue 41 (WEAK): the refusal named the GEMM's M, which the config.json does not have;
+    it names the key the size comes from, on that key's line."""
+    path = write_config(tmp_path, **changes)
+    with pytest.raises(WorkloadError) as info:
+        workload.read_model(path, **({"tokens": [1, 4096]} | options))
+    assert info.value.field == key and words in info.value.message, str(info.value)
+    assert info.value.line == (line_of(path, key) if key in changes else None)
+
+
 # --- the geko command and the campaign --------------------------------------------------------
 
 def build(tmp_path, *args):

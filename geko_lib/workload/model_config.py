@@ -48,6 +48,7 @@ import logging
 import math
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import WorkloadError
 from .linear import linear_fields
@@ -111,6 +112,9 @@ class _Config:
             self.data = json.loads(text, object_pairs_hook=_refusing_duplicates)
         except json.JSONDecodeError as exc:
             raise WorkloadError(path, exc.lineno, "json", exc.msg) from None
+        except RecursionError:  # json recurses per level: a deep nesting ends Python's stack
+            raise WorkloadError(path, None, "json", "nested too deeply to read (a model "
+                                "config.json is an object of settings)") from None
         except _DuplicateKey as dup:
             raise WorkloadError(path, self.line(dup.key, occurrence=2), dup.key,
                                 f"key {dup.key!r} is given twice; which value is meant?") from None
@@ -173,10 +177,29 @@ def _vocab_here(cfg: _Config, vocab: int, tp: int) -> int:
     return padded // tp
 
 
-def linears(path, tp: int) -> list[tuple[str, int, int, int, bool]]:
-    """(name, out features, in features, calls per forward pass, bias epilogue) of one GPU's
-    linears."""
-    cfg = _Config(path)
+class Linear(NamedTuple):
+    """One GPU's linear, with the config.json keys its sizes come from (to name in errors)."""
+    name: str
+    out_features: int
+    in_features: int
+    per_pass: int  # calls per forward pass
+    bias: bool  # a bias epilogue
+    out_key: str
+    in_key: str
+    per_pass_key: str
+
+
+def _largest(values: dict[str, int]) -> str:
+    """The key of the largest of ``values``: the one that makes a product of them large."""
+    return max(values, key=values.get)
+
+
+def linears(path, tp: int) -> list[Linear]:
+    """One GPU's linears (see the module docstring)."""
+    return _linears(_Config(path), tp)
+
+
+def _linears(cfg: _Config, tp: int) -> list[Linear]:
     if cfg.data.get("kv_lora_rank") is not None:
         raise cfg.error("kv_lora_rank", "multi-head latent attention (DeepSeek-V2/V3) is not "
                                         "modelled; give a log of the model instead")
@@ -196,19 +219,28 @@ def linears(path, tp: int) -> list[tuple[str, int, int, int, bool]]:
     else:
         kv_here = 1  # fewer KV heads than GPUs: each GPU holds a copy of one
     qkv_bias, o_bias, mlp_bias = _biases(cfg)
-    out = [("qkv_proj", (heads_here + 2 * kv_here) * head_dim, hidden, layers, qkv_bias),
-           ("o_proj", hidden, heads_here * head_dim, layers, o_bias)]
+    head_key = "head_dim" if cfg.data.get("head_dim") is not None else "hidden_size"
+    attention = {"num_attention_heads": heads_here, head_key: head_dim}
+    qkv_key = _largest(attention | {"num_key_value_heads": kv_here})
+    out = [Linear("qkv_proj", (heads_here + 2 * kv_here) * head_dim, hidden, layers, qkv_bias,
+                  qkv_key, "hidden_size", "num_hidden_layers"),
+           Linear("o_proj", hidden, heads_here * head_dim, layers, o_bias, "hidden_size",
+                  _largest(attention), "num_hidden_layers")]
     experts = next((k for k in EXPERT_KEYS if cfg.data.get(k)), None)
     dense_layers = layers
     if experts:
         dense_layers = min(layers, int(cfg.data.get("first_k_dense_replace") or 0))
         log.warning("%s: %s %s: the experts' GEMMs are not included (%d of %d layers dense)",
-                    path, experts, cfg.data[experts], dense_layers, layers)
+                    cfg.path, experts, cfg.data[experts], dense_layers, layers)
     if dense_layers:
         inter = _divides(cfg, "intermediate_size", cfg.integer("intermediate_size"), tp)
-        out += [("gate_up_proj", 2 * inter, hidden, dense_layers, mlp_bias),
-                ("down_proj", hidden, inter, dense_layers, mlp_bias)]
-    out.append(("lm_head", _vocab_here(cfg, vocab, tp), hidden, 1, False))
+        dense_key = "first_k_dense_replace" if experts else "num_hidden_layers"
+        out += [Linear("gate_up_proj", 2 * inter, hidden, dense_layers, mlp_bias,
+                       "intermediate_size", "hidden_size", dense_key),
+                Linear("down_proj", hidden, inter, dense_layers, mlp_bias, "hidden_size",
+                       "intermediate_size", dense_key)]
+    out.append(Linear("lm_head", _vocab_here(cfg, vocab, tp), hidden, 1, False, "vocab_size",
+                      "hidden_size", "model_token_weights"))  # once a pass: its weight counts
     return out
 
 
@@ -260,12 +292,40 @@ def columns_of(name: str, tokens: int, sequences: int) -> int:
 def model_rows(path, *, tp, tokens, token_weights: object = "serving", dtype="bf16_r",
                sequences: int = SEQUENCES):
     """The mask-64 rows (dicts with ``call_count``) of the model's GEMMs."""
+    return _model_rows(path, tp, tokens, token_weights, dtype, sequences)[0]
+
+
+def _model_rows(path, tp, tokens, token_weights, dtype, sequences
+                ) -> tuple[list[dict], list[tuple[str, dict[str, str]]], _Config]:
+    """(the rows, per row its linear and the key each GEMM field's value comes from, the
+    config.json)."""
     _check_options(path, tp, tokens, token_weights, dtype, sequences)
     weights = weights_of(list(tokens), token_weights, path)
-    shapes = linears(path, tp)
-    return [linear_fields(out_features, columns_of(name, t, sequences), k, dtype, dtype,
-                          bias=bias) | {"call_count": per_pass * w}
-            for t, w in zip(tokens, weights) for name, out_features, k, per_pass, bias in shapes]
+    cfg = _Config(path)
+    shapes = _linears(cfg, tp)
+    rows, keys = [], []
+    for t, w in zip(tokens, weights):
+        for linear in shapes:
+            rows.append(linear_fields(linear.out_features, columns_of(linear.name, t, sequences),
+                                      linear.in_features, dtype, dtype, bias=linear.bias)
+                        | {"call_count": linear.per_pass * w})
+            counted = linear.per_pass_key if linear.per_pass >= w else "model_token_weights"
+            keys.append((linear.name, {
+                "M": linear.out_key, "ldc": linear.out_key, "ldd": linear.out_key,
+                "K": linear.in_key, "lda": linear.in_key, "ldb": linear.in_key,
+                "N": "model_tokens", "call_count": counted}))
+    return rows, keys, cfg
+
+
+class _RowAskedFor:
+    """The line lookup of the model's rows, which have no lines: the table asks it for the row
+    of a refusal just before raising it, so the last row asked for is the refused one."""
+
+    def __init__(self):
+        self.row: int | None = None
+
+    def __call__(self, row: int) -> None:
+        self.row = row
 
 
 def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serving",
@@ -278,9 +338,19 @@ def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serv
     problem = _missing_file(path)
     if problem:
         raise problem
-    parsed = model_rows(path, tp=tp, tokens=list(tokens), token_weights=token_weights,
-                        dtype=dtype, sequences=sequences)
-    rows = _Rows(path, lambda i: None)
+    parsed, keys, cfg = _model_rows(path, tp, list(tokens), token_weights, dtype, sequences)
+    asked = _RowAskedFor()
+    rows = _Rows(path, asked)
     for row in parsed:
         rows.add(tuple(row), list(row.values()))
-    return _normalize(rows, platform, arch)
+    try:
+        return _normalize(rows, platform, arch)
+    except WorkloadError as exc:
+        # a size no device runs (or a call count beyond 64 bits) is named by the key it comes
+        # from (intermediate_size), not by the GEMM's field (M) the config.json does not have
+        linear, fields = keys[asked.row] if asked.row is not None else ("", {})
+        key = fields.get(exc.field)
+        if key is None:
+            raise
+        raise WorkloadError(path, cfg.line(key), key,
+                            f"{linear}'s {exc.field}: {exc.message}") from None

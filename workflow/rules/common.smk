@@ -9,6 +9,9 @@ from geko_lib.bench_formats import rows as bench_rows
 from geko_lib.campaign import layout, rules as table
 
 
+# --config values typed as a config file types them (snakemake hands lists and sections over
+# as text); cluster jobs get the same --config items, so they type them alike.
+config_schema.typed_overrides(config, workflow.config_settings.config_args)
 # A refused value is named in one line as the geko command names it (key, value, what is
 # allowed), not in a schema dump; the same check as the command (NaN too: no bound catches it).
 _PROBLEM = config_schema.first_problem(config_schema.yaml_booleans(config))
