@@ -308,3 +308,30 @@ def test_a_device_the_machine_lacks_is_refused_by_name(monkeypatch, device):
     assert fake.cuda.current is None
     cp.use_device(0)
     assert fake.cuda.current == 0
+
+
+def test_the_heuristics_first_eight_are_retimed_whatever_their_screening(monkeypatch):
+    """Issue 39: a search shipped a GEMM slower than the best of the heuristic's first 8 in
+    the same run. A screening of 3 replays ranked that one below the finalists; now the
+    first PEER_TOP are always re-timed side by side, so the search ships the faster one."""
+    settings = cp.SearchSettings(finalists=2, heuristic_count=10, budget_s=0.0)
+    names = [f"lt_h{i}" for i in range(10)]
+    # the side-by-side times: h5 is the fastest; the screening (below) says it is slow
+    script = {cp.DEFAULT_NAME: [9.0], **{n: [7.0 + 0.1 * i] for i, n in enumerate(names)}}
+    script["lt_h5"] = [6.0]
+    screen = {**{n: 7.0 + 0.1 * i for i, n in enumerate(names)}, "lt_h5": 8.5}
+    platform = cp.CudaPlatform(settings)
+    FakeGpu(monkeypatch, platform, script)
+    monkeypatch.setattr(platform, "_lt", lambda problem: FakeLt(names))
+    monkeypatch.setattr(platform, "_workspace", lambda device: None)
+    monkeypatch.setattr(platform, "cublaslt_solution", lambda cfg, device: {
+        "SolutionNameMin": cfg.name, "Backend": "cublaslt"})
+    monkeypatch.setattr(cp.timing, "time_calls", lambda calls, **kw: cp.timing.Timing(
+        screen[calls[0][0]], 0.0, 4, True))
+    rows = pd.DataFrame(platform.search_one(GemmProblem(BF16_TN, 8192, 16, 1, 1024), 0))
+    final = rows[rows["stage"] == "final"]
+    # every heuristic entry was screened although the budget was 0 s
+    assert set(rows["solution_name"]) == {cp.DEFAULT_NAME, *names}
+    assert set(final["solution_name"]) == {cp.DEFAULT_NAME, *names[:cp.PEER_TOP]}
+    fastest = final[final["eligible"]].sort_values("us").iloc[0]
+    assert fastest["solution_name"] == "lt_h5"

@@ -43,6 +43,11 @@ DEFAULT_NAME = "cublaslt_heuristic_default"
 # fastest, are re-timed; a search tie is won by the lowest solution index (the winners' own
 # tiebreak)
 RETIME_BAND, RETIME_ROUNDS, TIE_BAND = timing.RETIME_BAND, timing.RETIME_ROUNDS, timing.TIE_BAND
+# a peer's pick (nvmath's top 8, TunableOp-on-CUDA's: the best of the heuristic's first 8): a
+# search re-times those 8 beside its own finalists, so a short screening's noise never drops
+# the configuration that would beat what it ships (issue 39: 7168 x 4096 x 8192 shipped 697.6
+# us where top-8 gave 661.2 in the same run)
+PEER_TOP = 8
 
 
 @dataclass(frozen=True)
@@ -345,13 +350,16 @@ class CudaPlatform:
         sets = self._operands(problem, device)
         workspace = self._workspace(device)
         default = self.default_solution(problem, device)
-        # the heuristic's own list first, then cuBLASLt's enumeration, each configuration once
-        ordered = itertools.chain(lt.heuristic(s.heuristic_count), lt.enumerate())
+        # the heuristic's own list first (always screened), then cuBLASLt's enumeration while
+        # the budget lasts, each configuration once
+        heuristic = list(lt.heuristic(s.heuristic_count))
+        peers = {cfg for cfg, _ in heuristic[:PEER_TOP]}
         seen = set()
         screened = []
         deadline = time.monotonic() + s.budget_s
-        for cfg, algo in ordered:
-            if time.monotonic() > deadline or len(screened) >= s.max_candidates:
+        for position, (cfg, algo) in enumerate(itertools.chain(heuristic, lt.enumerate())):
+            if position >= len(heuristic) and (time.monotonic() > deadline
+                                               or len(screened) >= s.max_candidates):
                 break
             if cfg in seen:
                 continue
@@ -365,10 +373,11 @@ class CudaPlatform:
                 continue
             screened.append((cfg, algo, quick.us))
         screened.sort(key=lambda c: c[2])
-        finalists = screened[:s.finalists]
+        # the heuristic's first PEER_TOP go to the side-by-side whatever their screening said
+        finalists = screened[:s.finalists] + [c for c in screened[s.finalists:] if c[0] in peers]
         rows = [self._row(problem, self.cublaslt_solution(c, device), us, device,
                           stage="screen", error=math.nan, eligible=False)
-                for c, _, us in screened[s.finalists:]]
+                for c, _, us in screened[s.finalists:] if c not in peers]
         default_calls = self.launchers(default, problem, sets, device)
         timed = [(default, default_calls)] + [
             (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
