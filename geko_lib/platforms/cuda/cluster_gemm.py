@@ -428,11 +428,23 @@ class Launch:
 
 
     def _capturing(self) -> bool:
-        from cuda.bindings import driver
+        status = ctypes.c_int(0)
+        return _stream_is_capturing()(self.stream, ctypes.byref(status)) == 0 \
+            and status.value == CAPTURE_ACTIVE
 
-        err, status = driver.cuStreamIsCapturing(self.config.hStream)
-        return not int(err) and \
-            status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+CAPTURE_ACTIVE = 1  # CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+
+@functools.lru_cache(maxsize=1)
+def _stream_is_capturing():
+    """The driver's cuStreamIsCapturing, called through ctypes: every eager PDL launch asks,
+    and cuda-bindings' wrapper costs about a microsecond of the call's host time (H100,
+    bench/RESULTS.md, issue 39)."""
+    function = ctypes.CDLL("libcuda.so.1").cuStreamIsCapturing
+    function.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    function.restype = ctypes.c_int
+    return function
 
 
 def _check_operand(name: str, t, rows: int, cols: int, cfg: ClusterConfig) -> None:
