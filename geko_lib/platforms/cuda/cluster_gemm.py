@@ -7,7 +7,8 @@ without a GPU whether a config can run a problem; ``cubin`` compiles (or reads f
 one config's machine code; ``launcher`` and ``PreparedLaunch`` run it on torch tensors, on
 torch's current stream (so CUDA-graph capture records it), through one prepared
 ``cuLaunchKernelEx`` each (``Launch``): plain for tuning and benchmarks (a GEMM timed
-isolated), with programmatic dependent launch for the runtime (``pdl_default``).
+isolated), and for the runtime with programmatic edges from the kernel before it when
+captured in a CUDA graph (``early_edges``, ``pdl_default``).
 
 The cache is ``<cache>/cuda-cubins/<key>.cubin`` beside the warm-start cache (warm.py), the key
 hashing the source, the compile parameters, the target arch, and the NVRTC and driver
@@ -319,10 +320,13 @@ def pdl_default() -> bool:
     return os.environ.get("GEKO_CUDA_PDL", "1").strip() != "0"
 
 
-def launch_config(cfg: ClusterConfig, problem: GemmProblem, pdl: bool):
+def launch_config(cfg: ClusterConfig, problem: GemmProblem):
     """The driver's launch config of ``cfg`` on ``problem`` (its stream set per call): grid,
-    block, shared memory, the cluster dimension (clusters of more than one CTA) and, with
-    ``pdl``, the programmatic-stream-serialization attribute."""
+    block, shared memory and the cluster dimension (clusters of more than one CTA). No
+    programmatic-stream-serialization attribute: an eager launch cannot tell that the work
+    before it is a kernel that triggers its dependents (torch's never do), and on the H100 the
+    attribute and its check cost 1.3-1.6 us of host time per eager call for no overlap
+    (bench/RESULTS.md, issue 39); under capture ``early_edges`` makes the edges programmatic."""
     from cuda.bindings import driver
 
     config = driver.CUlaunchConfig()
@@ -337,11 +341,6 @@ def launch_config(cfg: ClusterConfig, problem: GemmProblem, pdl: bool):
         cluster.value.clusterDim.x, cluster.value.clusterDim.y = cfg.cluster, 1
         cluster.value.clusterDim.z = 1
         attrs.append(cluster)
-    if pdl:
-        serial = driver.CUlaunchAttribute()
-        serial.id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        serial.value.programmaticStreamSerializationAllowed = 1
-        attrs.append(serial)
     config.attrs, config.numAttrs = attrs, len(attrs)
     return config
 
@@ -380,11 +379,11 @@ def early_edges(stream) -> bool:
 
 class Launch:
     """One prepared ``cuLaunchKernelEx`` of a cluster kernel: the launch config (grid, block,
-    shared memory, the cluster dimension, and with ``pdl`` the programmatic-stream-
-    serialization attribute) and the kernel's argument block are built once; a call writes
-    the two pointers and the stream and launches. (cuda.core's ``launch`` builds its config
-    and converts every argument on each call: the host time of an eager decode step.) With
-    ``pdl``, a launch under graph capture takes ``early_edges`` instead of the attribute."""
+    shared memory, the cluster dimension) and the kernel's argument block are built once; a
+    call writes the two pointers and the stream and launches. (cuda.core's ``launch`` builds
+    its config and converts every argument on each call: the host time of an eager decode
+    step.) With ``pdl``, a launch under graph capture first takes ``early_edges``; an eager
+    one is plain."""
 
     def __init__(self, loaded, cfg: ClusterConfig, problem: GemmProblem, ldd: int,
                  pdl: bool):
@@ -394,8 +393,7 @@ class Launch:
             if type(loaded.handle).__name__ == "CUkernel" else (0, loaded.handle)
         if int(err) != 0:
             raise ClusterConfigError(f"{cfg.name}: cuKernelGetFunction: {err}")
-        self.pdl, self.config, self.stream = pdl, launch_config(cfg, problem, pdl), None
-        self.captured = launch_config(cfg, problem, False) if pdl else None
+        self.pdl, self.config, self.stream = pdl, launch_config(cfg, problem), None
         # the kernel's parameters (W's and X's tensor maps by value, d, M, N, K, ldd) and the
         # void* array pointing at them; the driver copies them at each launch
         self.maps_buffer = (ctypes.c_ubyte * (2 * TENSOR_MAP_BYTES))()
@@ -417,12 +415,9 @@ class Launch:
             ctypes.memmove(self.maps_buffer, maps, 2 * TENSOR_MAP_BYTES)
             self.maps = maps
         self.d.value = d
-        config = self.config
         if self.pdl and self._capturing():
-            config = self.captured
-            config.hStream = self.config.hStream
             early_edges(self.config.hStream)
-        err, = driver.cuLaunchKernelEx(config, self.function, self.address, 0)
+        err, = driver.cuLaunchKernelEx(self.config, self.function, self.address, 0)
         if int(err):
             raise ClusterConfigError(f"{self.name}: cuLaunchKernelEx: {err}")
 
@@ -482,9 +477,9 @@ class PreparedLaunch:
     ``Launch`` built on the first call (which must not be under graph capture). The kernel
     reads W and X through tensor maps passed by value, encoded once per pair of operands
     (addresses, strides, shapes), whose layout is checked then: a call with operands seen
-    before only looks them up. ``pdl`` (default ``pdl_default()``) launches with programmatic
-    dependent launch: the kernel streams its first weight stages while the kernel before it
-    finishes."""
+    before only looks them up. ``pdl`` (default ``pdl_default()``): under graph capture the
+    kernel may start while the kernel before it finishes, streaming its first weight stages
+    (``early_edges``)."""
 
     MOST_MAPS = 4096  # operand pairs remembered (then forgotten all at once)
 
