@@ -351,20 +351,27 @@ def arch_choices(platform: str) -> tuple[str, ...]:
 
 
 def list_arch(path: Path) -> tuple[str | None, int | None]:
-    """``ARCH:`` of a --list YAML and its line (None where absent)."""
+    """``ARCH:`` of a --list YAML and its line (None where absent); in a file of several
+    documents the first one's, and a second document naming another arch is refused (one
+    campaign is for one architecture)."""
     try:
-        node = yaml.compose(path.read_text())
+        nodes = list(yaml.compose_all(path.read_text()))
     except (yaml.YAMLError, OSError, UnicodeDecodeError):
         return None, None  # the workload reader names the syntax error or the bytes
-    if not isinstance(node, yaml.MappingNode):
-        return None, None
-    for key, value in node.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == "ARCH":
+    found: tuple[str | None, int | None] = (None, None)
+    for node in nodes:
+        for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
+            if not isinstance(key, yaml.ScalarNode) or key.value != "ARCH":
+                continue
+            line = key.start_mark.line + 1
             if not isinstance(value, yaml.ScalarNode) or not value.value.strip():
-                raise UsageError(f"{path}:{key.start_mark.line + 1}: ARCH: expected an "
-                                 "architecture name")
-            return value.value.strip(), key.start_mark.line + 1
-    return None, None
+                raise UsageError(f"{path}:{line}: ARCH: expected an architecture name")
+            if found[0] is not None and value.value.strip() != found[0]:
+                raise UsageError(f"{path}:{line}: ARCH: {value.value.strip()!r}, but line "
+                                 f"{found[1]} says {found[0]!r}: a campaign is for one "
+                                 "architecture")
+            found = found if found[0] is not None else (value.value.strip(), line)
+    return found
 
 
 def choose_arch(config: dict, given: dict, saved: dict, mode: str) -> str:
@@ -389,6 +396,16 @@ def choose_arch(config: dict, given: dict, saved: dict, mode: str) -> str:
     return arch
 
 
+def workload_path(text: str, flag: str) -> Path:
+    """A workload file's path as given to ``flag`` (--workload-log, --list, --model, and
+    coverage's --workload: one reading for all), absolute; a relative path the current
+    directory lacks is the bundled file of that path (``resources.find``), where there is one."""
+    path = path_errors.resolve(text, flag)
+    if not path.exists():
+        path = resources.find(text, Path.cwd()) or path
+    return path
+
+
 def workload_config(args) -> dict:
     """The workload keys of the config, the source checked before anything is written."""
     values = vars(args)
@@ -402,9 +419,7 @@ def workload_config(args) -> dict:
         out[found.key] = str(found.path)
         return out
     dest = next(d for d in ("workload_log", "list", "model") if d in values)
-    path = path_errors.resolve(values[dest], SOURCES[dest])
-    if not path.exists():  # a relative path the current directory lacks: a bundled one?
-        path = resources.find(values[dest], Path.cwd()) or path
+    path = workload_path(values[dest], SOURCES[dest])
     path_errors.check_rule_file(path, SOURCES[dest])
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
@@ -661,6 +676,16 @@ def refuse_replacing_options(extra: list[str], keys: dict[str, str],
                 raise UsageError(refused)
 
 
+def snakemake_until(extra: list[str]) -> tuple[str, ...]:
+    """The rules of a snakemake ``--until`` (``-U``, ``--until=R``, an abbreviation) among
+    the arguments after ``--``: snakemake stops after them."""
+    names: list[str] = []
+    for at, _, name, inline in _read_options(extra):
+        if _own_option(name, dict.fromkeys(UNTIL_OPTION, "")):
+            names += _config_items(extra[at + 1:], inline)  # its values: up to the next option
+    return tuple(names)
+
+
 def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
                       extra: list[str]) -> list[str]:
     # the target goes first: options that take several values would swallow it
@@ -768,8 +793,9 @@ def coverage_main(argv: list[str]) -> int:
     args = coverage_parser().parse_args(argv)
     try:
         with path_errors.translated():
-            report = coverage.coverage(args.library, args.workload, timings=args.timings,
-                                       arch=args.arch, library_version=args.library_version)
+            report = coverage.coverage(args.library, workload_path(args.workload, "--workload"),
+                                       timings=args.timings, arch=args.arch,
+                                       library_version=args.library_version)
     except (coverage.CoverageError, workload.WorkloadError, GemmError, LibraryError,
             ExportError, path_errors.PathError) as exc:
         print(f"geko coverage: error: {exc}", file=sys.stderr)
@@ -858,8 +884,13 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
     the campaign bar and phase lines on the terminal, then the summary."""
     config_path = files.write_text(workdir / CONFIG_NAME,
                                    yaml.safe_dump(saved_config(config), sort_keys=False))
+    # where the run stops: geko's --until, else snakemake's after -- (then the closing lines
+    # say where it stopped, never a finished run's summary of outputs it did not make)
+    until = values.get("until") or snakemake_until(extra)
     if values.get("until"):
         extra = ["--until", values["until"], *extra]
+    if "configure" in terminal.until_names(until):
+        until = "configure"  # the review step however it was asked for
     cores = values.get("cores") or max(os.cpu_count() or 1, 1)
     command = snakemake_command(config_path, config, target, cores, extra)
     log.debug("running: %s", " ".join(command))
@@ -870,7 +901,7 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
         # the original's one campaign bar over the phase's jobs while snakemake runs
         code = campaign_progress.call(command, env=child_environment(config), cwd=workdir,
                                       workdir=workdir, phase=campaign_progress.phase_of(
-                                          config, target, values.get("until")),
+                                          config, target, until),
                                       on_line=output.feed)
         log_file = terminal.snakemake_log(workdir)  # the run's, not the report's
         if code == 0 and report_path(values, workdir) is not None:
@@ -891,7 +922,7 @@ def run_workflow(workdir: Path, config: dict, target: str, values: dict,
         return code
     for line in output.failure_lines() if code != 0 else []:
         print(line, flush=True)
-    terminal.run_summary(workdir, config, target=target, until=values.get("until"),
+    terminal.run_summary(workdir, config, target=target, until=until,
                          code=code, report=report_path(values, workdir),
                          passed_report=terminal.report_in(extra),
                          log_file=log_file)

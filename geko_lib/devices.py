@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import path_errors
 from .errors import GekoError
 from .log_setup import LOGGER
 
@@ -87,11 +88,21 @@ def check_lock_dir(lock_dir: Path) -> Path:
     return lock_dir
 
 
+def _named(what: str, path: Path, exc: OSError) -> path_errors.PathError:
+    """The system's refusal of a lock file or directory, in one line naming it: a full disk
+    makes ``os.write`` fail with an error that names no file."""
+    return type(path_errors.from_os_error(exc, path))(
+        f"{what} {path_errors.describe(exc, path)}")
+
+
 def private_lock_dir(lock_dir: Path) -> Path:
     """``lock_dir``, created 0700 when missing (its parents as usual), then checked."""
-    lock_dir.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(lock_dir, 0o700)
+    try:
+        lock_dir.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(lock_dir, 0o700)
+    except OSError as exc:
+        raise _named("lock directory", lock_dir, exc) from None
     return check_lock_dir(lock_dir)
 
 
@@ -143,12 +154,19 @@ def _flock_now(fd: int) -> bool:
 def _try_lock(path: Path) -> int | None:
     """Our locked descriptor of ``path`` (recording us as its holder), or None while another
     process holds it."""
-    fd = _open_lock_file(path, create=True)
+    try:
+        fd = _open_lock_file(path, create=True)
+    except OSError as exc:  # a full disk, a lock directory removed meanwhile
+        raise _named("lock file", path, exc) from None
     if not _flock_now(fd):
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid={os.getpid()} since={time.time():.3f}\n".encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid={os.getpid()} since={time.time():.3f}\n".encode())
+    except OSError as exc:
+        os.close(fd)  # the lock goes with it: no slot is held by a job that never ran
+        raise _named("lock file", path, exc) from None
     return fd
 
 

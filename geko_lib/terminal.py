@@ -153,17 +153,32 @@ def _outputs(workdir: Path, outputs) -> list[str]:
     return [f"  {name:<{width}}  {what}" for name, what in present]
 
 
-def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, code: int,
+def until_names(until) -> tuple[str, ...]:
+    """The rules of an ``--until`` (geko's one, or snakemake's several), as a tuple."""
+    return (until,) if isinstance(until, str) else tuple(until or ())
+
+
+def run_summary(workdir: Path, config: dict, *, target: str, until, code: int,
                 report: Path | None = None, passed_report: str | None = None,
                 log_file: Path | None = None) -> None:
-    """The lines after snakemake: what was made and where, or where to look after a failure."""
+    """The lines after snakemake: what was made and where, or where to look after a failure.
+    ``until``: the rule (or rules) the run was told to stop after, None for a whole run. At
+    ``-v 0`` a run that succeeded says only that its numbers are the model's (the original's
+    closing lines are INFO lines, which -v 0 does not show)."""
+    names = until_names(until)
+    if code == 0 and config.get("verbosity", 1) == 0:
+        if is_model(config):
+            say(MODEL_REMINDER)
+        return
     say()
     if code != 0:
         say(f"the run failed (snakemake exit code {code}): the cause is printed above; every "
             f"job's log is kept in {workdir / layout.LOG_DIR} (Snakemake's output: "
             f"{workdir / 'logs' / 'snakemake.log'})")
-    elif until == "configure":
+    elif "configure" in names:
         _configure_summary(workdir)
+    elif names:  # stopped early as asked: what there is so far, not a finished run's summary
+        _stopped_summary(workdir, config, names)
     elif target == "bench":
         _bench_summary(workdir, config)
     elif target == "combine":
@@ -178,12 +193,32 @@ def run_summary(workdir: Path, config: dict, *, target: str, until: str | None, 
     if log_file is not None:
         say(f"Snakemake's log: {log_file}")
     if code == 0:
-        closing = "Configuration phase completed successfully!" if until == "configure" \
+        closing = "Configuration phase completed successfully!" if "configure" in names \
+            else None if names \
             else COMPLETED.get(config["mode"]) if target in ("final_libs", "combine") else None
         if closing:
             say(closing)
     if is_model(config):
         say(MODEL_REMINDER)
+
+
+# what a run stopped early may have written so far, in the order the workflow writes it
+STOPPED_OUTPUTS = ((layout.WORKLOAD, "the workload as geko read it"), *BENCH_OUTPUTS,
+                   *(entry for entry in RUN_OUTPUTS if entry not in BENCH_OUTPUTS))
+
+
+def _stopped_summary(workdir: Path, config: dict, names, argv=None) -> None:
+    """A run told to stop after some rules (snakemake's ``--until``): where it stopped, how
+    to go on, and what it wrote so far (the geko command's; ``argv``: the snakemake route's
+    command line, whose continuation is itself without --until)."""
+    going_on = "to go on, rerun the same geko command without -- --until" if argv is None \
+        else f"continue: {continuation(argv)}"
+    say(f"stopped after {', '.join(names)} (--until), as asked; {going_on}")
+    present = _outputs(workdir, benchmark_log_outputs(config) + STOPPED_OUTPUTS)
+    if present:
+        say(f"written so far in {workdir}:")
+    for line in present:
+        print(line, flush=True)
 
 
 def final_library_line(mode: str, final) -> str:
@@ -207,8 +242,16 @@ def workflow_headline(workdir, config: dict, targets=(), until=(), argv=()) -> N
     workdir = Path(workdir)
     if os.environ.get(COMMAND_ENV):
         return
-    if "configure" in until:
-        _configure_summary(workdir, snakemake_route=True, argv=argv)
+    until = until_names(until)
+    if config.get("verbosity", 1) == 0:  # as the geko command: the INFO lines are not shown
+        if is_model(config):
+            say(MODEL_REMINDER)
+        return
+    if until:
+        if "configure" in until:
+            _configure_summary(workdir, snakemake_route=True, argv=argv)
+        else:
+            _stopped_summary(workdir, config, until, argv=argv)
         if is_model(config):
             say(MODEL_REMINDER)
         return

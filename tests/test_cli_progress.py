@@ -2,8 +2,12 @@
 parallel jobs cannot garble the terminal; its log still gets the plain progress lines."""
 import io
 import logging
+import sys
 
-from geko_lib import jobs, progress
+import pytest
+
+from geko_lib import interrupt, jobs, progress
+from geko_lib.campaign import progress as campaign_progress
 
 
 class Terminal(io.StringIO):
@@ -55,3 +59,50 @@ def test_job_logging_keeps_library_warnings_off_the_terminal(tmp_path, capsys):
     assert "a library said something" in text and "the job's own warning" in text
     assert "an info line" not in text
     assert "the job's own warning" in terminal and "a library said something" not in terminal
+
+
+# --- the campaign bar (issue 41): the original's format, and nothing after `interrupted` -------
+
+def _baseline_log(workdir, done: int, total: int):
+    logs = workdir / campaign_progress.L.LOG_DIR / \
+        campaign_progress.rules.log_name(campaign_progress.BASELINE_RULE)
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "part_0_of_1.log").write_text(f"baseline part_0_of_1: {done}/{total} (x)\n")
+    return logs / "part_0_of_1.log"
+
+
+def test_the_bar_keeps_its_counters_inside_its_brackets_as_the_original(tmp_path):
+    """The original's bar: `... 2/2 [10:25<00:00, 20.85s/it, n_completed: 2, n_failed: 0]`."""
+    _baseline_log(tmp_path, 3, 4)
+    plain = io.StringIO()
+    campaign_progress.CampaignBar(tmp_path, "baseline", plain).close()
+    assert plain.getvalue() == "Baseline in progress: 3/4 [n_completed: 3, n_failed: 0]\n"
+    drawn = Terminal()
+    bar = campaign_progress.CampaignBar(tmp_path, "baseline", drawn)
+    bar.refresh()
+    bar.close()
+    assert ", n_completed: 3, n_failed: 0]" in drawn.getvalue()
+
+
+def test_no_progress_line_prints_after_the_interrupted_line(tmp_path):
+    """At Ctrl-C the bar draws its last count, then the command's `interrupted` line (printed
+    by Snakemake's onerror hook while it winds down) is the last line."""
+    log = _baseline_log(tmp_path, 1, 4)
+    # the child: a line, then (while the command winds down) more work and the last line
+    child = ("import sys, time\nprint('started', flush=True)\ntime.sleep(0.5)\n"
+             f"open({str(log)!r}, 'w').write('baseline part_0_of_1: 2/4 (x)\\n')\n"
+             f"print('geko: {interrupt.MESSAGE}', flush=True)\n")
+    stream, pressed = io.StringIO(), []
+
+    def on_line(line, write):
+        write(line.rstrip("\n"), file=stream)
+        if not pressed:  # Ctrl-C as the first line arrives
+            pressed.append(True)
+            raise KeyboardInterrupt
+
+    with pytest.raises(interrupt.Interrupted):
+        campaign_progress.call([sys.executable, "-c", child], workdir=tmp_path,
+                               phase="baseline", interval=60, stream=stream, on_line=on_line)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1] == f"geko: {interrupt.MESSAGE}", lines
+    assert not any(line.startswith("Baseline in progress: 2/4") for line in lines), lines

@@ -127,3 +127,35 @@ def test_an_aiter_table_with_preshuffled_hipblaslt_rows_is_read(tmp_path, capsys
     code, out, err = run(capsys, "--library", table, "--workload", app, "--json")
     assert code == 0, err
     assert json.loads(out)["served"]["n_calls"] == 80
+
+
+def test_the_bundled_workload_is_found_by_its_relative_path_from_any_directory(
+        tmp_path, capsys, monkeypatch):
+    """`--workload config/workloads/<name>.yaml` finds the bundled log, as `--workload-log`
+    and `--example` do (issue 41), from a directory that has no such path."""
+    monkeypatch.chdir(tmp_path)
+    for given in ("config/workloads/mixed_types.yaml", "mixed_types.yaml"):
+        code, out, err = run(capsys, "--library", LOGIC, "--workload", given, "--json")
+        assert code == 0, err
+        assert json.loads(out)["workload"].endswith("config/workloads/mixed_types.yaml")
+    code, _, err = run(capsys, "--library", LOGIC, "--workload", "config/workloads/none.yaml")
+    assert code == 2 and "none.yaml" in err
+
+
+def test_gekos_empty_override_export_serves_no_gemm(tmp_path, capsys, app):
+    """A campaign that kept nothing writes an override file of no entries (no build named:
+    no Git Version line either); coverage reads it as 0 GEMMs served (issue 41)."""
+    override = tmp_path / "exports" / "hipblaslt_tuning_override.txt"
+    exports.write_tuning_override(WINNERS.iloc[:0], override, arch="gfx942")
+    assert not override.read_text().strip()
+    code, out, err = run(capsys, "--library", override, "--workload", app, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["export"] == "override" and report["n_library_sizes"] == 0
+    assert report["served"]["n_gemms"] == 0 and report["not_served"]["n_calls"] == 100
+    assert {g["reason"] for g in report["gemms"]} == {f"{override.name} lists no GEMM"}
+    # an empty CSV or YAML is still none of the files coverage reads
+    for name in ("empty.csv", "empty.yaml"):
+        (tmp_path / name).write_text("")
+        code, _, err = run(capsys, "--library", tmp_path / name, "--workload", app)
+        assert code == 2 and len(err.strip().splitlines()) == 1

@@ -299,9 +299,9 @@ def test_the_plain_progress_line_when_the_stream_is_no_terminal(tmp_path):
     (tmp_path / "search" / "data" / "gemms_0-1.csv").write_text("x\n")
     bar.close()
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "Search in progress: 0/2 n_completed: 0, n_failed: 0"
-    assert lines[1].startswith("Search in progress: 2/2 ") and \
-        lines[1].endswith("n_completed: 2, n_failed: 0")
+    assert lines[0] == "Search in progress: 0/2 [n_completed: 0, n_failed: 0]"
+    assert lines[1].startswith("Search in progress: 2/2 [") and \
+        lines[1].endswith(", n_completed: 2, n_failed: 0]")
     assert len(lines) == 2 and "\r" not in stream.getvalue()
 
 

@@ -74,6 +74,34 @@ def test_a_full_disk_write_names_the_file_the_space_free_and_the_space_needed(
     assert " free there, 2.9 KiB needed to write it); free some and rerun" in message
 
 
+def _no_space(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as os.write says it: no file named
+
+
+@pytest.mark.parametrize("call", ["write", "open", "mkdir"])
+def test_a_full_lock_dir_disk_is_told_naming_the_lock_file(tmp_path, monkeypatch, call):
+    """A full disk under --lock-dir: one line naming the lock file (or the lock directory it
+    could not create) and the space free there, never an errno without a path (issue 41)."""
+    from geko_lib import devices
+    from geko_lib.errors import GekoError
+
+    lock_dir = tmp_path / "locks"
+    if call != "mkdir":
+        lock_dir.mkdir(mode=0o700)
+    monkeypatch.setattr(devices.os, call, _no_space)
+    with pytest.raises(GekoError) as caught:
+        with devices.lease([0], lock_dir=lock_dir, namespace="t", timeout=1):
+            pass
+    message = str(caught.value)
+    named = (f"lock directory {lock_dir}" if call == "mkdir"
+             else f"lock file {lock_dir / 't-dev0-slot0.lock'}")
+    assert message.startswith(f"{named}: {NO_SPACE}") and " free there" in message
+    assert "\n" not in message
+    monkeypatch.undo()
+    if call == "write":  # the lock was let go with its descriptor: the slot is free
+        assert devices.busy([0], lock_dir=lock_dir, namespace="t") == []
+
+
 def test_snakemakes_own_full_disk_line_is_told_naming_its_directory(tmp_path):
     line = ("Error recording metadata for finished job ([Errno 28] No space left on device). "
             f"Please ensure write permissions for the directory {tmp_path}/.snakemake")

@@ -87,8 +87,8 @@ def test_the_baseline_draws_its_bar_from_its_jobs_progress_lines(benched):
     line = stream.getvalue().splitlines()[-1]
     # all of it done before the bar looked (a rerun over a finished campaign): no rate of
     # millions of GEMMs a second (issue 41), the counts alone
-    assert line == f"Baseline in progress: {N_GEMMS}/{N_GEMMS} n_completed: {N_GEMMS}, " \
-        "n_failed: 0"
+    assert line == f"Baseline in progress: {N_GEMMS}/{N_GEMMS} [n_completed: {N_GEMMS}, " \
+        "n_failed: 0]"
 
 
 def test_a_part_under_way_counts_its_last_progress_line_and_the_search_takes_over(benched):
@@ -109,8 +109,8 @@ def test_a_part_under_way_counts_its_last_progress_line_and_the_search_takes_ove
     bar.close()
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith(f"Baseline in progress: 12/{N_GEMMS} ")
-    assert lines[0].endswith("n_completed: 12, n_failed: 0")
-    assert lines[-1] == "Search in progress: 0/2 n_completed: 0, n_failed: 0"
+    assert lines[0].endswith("n_completed: 12, n_failed: 0]")
+    assert lines[-1] == "Search in progress: 0/2 [n_completed: 0, n_failed: 0]"
 
 
 @pytest.mark.parametrize("fast", [True, False])

@@ -130,3 +130,63 @@ def test_the_snakemake_routes_review_step_continues_as_it_says(tmp_path):
     assert second.returncode == 0, line + "\n" + second.stdout[-3000:] + second.stderr[-3000:]
     assert "Optimization workflow completed successfully!" in second.stdout
     assert (tmp_path / "runs" / "t" / "final_libs").is_dir()
+
+
+# --- a run told to stop early (snakemake's --until), and -v 0 (issue 41) ----------------------
+
+def test_the_until_of_the_arguments_after_the_double_dash_is_read_in_every_spelling():
+    from geko_lib import cli
+
+    assert cli.snakemake_until(["--until", "ingest", "baseline", "--dry-run"]) == \
+        ("ingest", "baseline")
+    assert cli.snakemake_until(["--until=ingest"]) == ("ingest",)
+    assert cli.snakemake_until(["-nU", "ingest"]) == ("ingest",)
+    assert cli.snakemake_until(["--dry-run", "--config", "sim={noise: 0.1}"]) == ()
+
+
+def test_a_run_stopped_by_until_says_where_and_reads_no_output_it_did_not_make(
+        tmp_path, capsys):
+    (tmp_path / layout.WORKLOAD).write_text("- {M: 1}\n")  # what ingest wrote; no baseline
+    config = {"mode": "search", "platform": "sim", "workload_log": "", "verbosity": 1}
+    for target in ("bench", "final_libs"):
+        terminal.run_summary(tmp_path, config, target=target, until=("ingest",), code=0)
+        out = capsys.readouterr().out
+        assert "geko: stopped after ingest (--until), as asked; to go on, rerun the same geko " \
+            "command without -- --until" in out
+        assert "workload.yaml  the workload as geko read it" in out
+        assert "completed successfully" not in out and "baseline of" not in out
+
+
+def test_the_snakemake_routes_until_says_where_it_stopped_and_how_to_go_on(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(terminal.COMMAND_ENV, raising=False)
+    argv = ["snakemake", "--profile", "profiles/local", "bench", "--until", "ingest"]
+    terminal.workflow_headline(tmp_path, {"mode": "search", "platform": "sim"},
+                               targets={"bench"}, until={"ingest"}, argv=argv)
+    out = capsys.readouterr().out
+    assert "geko: stopped after ingest (--until), as asked; continue: snakemake --profile " \
+        "profiles/local bench\n" in out
+
+
+def test_at_verbosity_0_a_finished_run_prints_no_headline(tmp_path, capsys):
+    """-v 0 is the original's WARNING level: its closing lines are INFO lines, not shown."""
+    (tmp_path / layout.METRICS).parent.mkdir(parents=True)
+    (tmp_path / layout.METRICS).write_text(json.dumps({"counts": {"n_kept": 2}}))
+    config = {"mode": "search", "platform": "sim", "workload_log": "", "verbosity": 0}
+    terminal.run_summary(tmp_path, config, target="final_libs", until=None, code=0)
+    assert capsys.readouterr().out == f"geko: {terminal.MODEL_REMINDER}\n"
+    terminal.run_summary(tmp_path, config, target="final_libs", until=None, code=1)
+    assert "the run failed (snakemake exit code 1)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["--bench", "--search"])
+def test_geko_until_ingest_after_the_double_dash_ends_cleanly(tmp_path, mode):
+    proc = geko(mode, "--platform", "sim", "--inline", "1024", "1024", "1", "1024", "B", "B",
+                "S", "N", "T", "-w", "run", "--cores", "2", "--", "--until", "ingest",
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "error" not in proc.stderr and "does not exist" not in proc.stdout + proc.stderr
+    assert "geko: stopped after ingest (--until), as asked" in proc.stdout
+    assert "completed successfully" not in proc.stdout
+    assert not (tmp_path / "run" / layout.BASELINE).exists()

@@ -474,6 +474,53 @@ def test_read_list_missing_keys(tmp_path):
         workload.read_list(path)
 
 
+BBS_TN = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"
+HHS_NN = "TRANSA: N\nTRANSB: N\nDataType: H\nDestDataType: H\nComputeDataType: S\n"
+
+
+def test_a_list_file_of_several_documents_holds_several_gemm_problems(tmp_path):
+    """The original README: "multiple GEMM problems per file are supported" (issue 41): one
+    mapping per YAML document, each its own GEMM type; a GEMM listed twice is read once."""
+    path = tmp_path / "sizes.yaml"
+    path.write_text(BBS_TN + "Sizes:\n  - [1024, 1024, 1, 1024]\n  - [64, 8, 1, 64]\n---\n"
+                    + HHS_NN + "Sizes:\n  - [512, 512, 1, 512]\n---\n"
+                    + BBS_TN + "Sizes:\n  - [64, 8, 1, 64]\n")
+    df = workload.read_list(path)
+    assert list(zip(df.transA, df.a_type, df.M)) == [
+        ("T", "bf16_r", 1024), ("T", "bf16_r", 64), ("N", "f16_r", 512)]
+    assert (df.call_count == 1).all()
+    single = tmp_path / "one.yaml"
+    single.write_text(BBS_TN + "Sizes:\n  - [1024, 1024, 1, 1024]\n  - [64, 8, 1, 64]\n")
+    pd.testing.assert_frame_equal(df.iloc[:2], workload.read_list(single))
+
+
+def test_a_bad_document_of_a_list_file_is_named_by_its_line(tmp_path):
+    path = tmp_path / "sizes.yaml"
+    path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\n" + HHS_NN + "Sizes: [[1, 0, 1, 1]]\n")
+    with pytest.raises(WorkloadError) as info:
+        workload.read_list(path)
+    assert (info.value.line, info.value.field) == (13, "Sizes")
+    path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\n- [1, 1, 1, 1]\n")
+    with pytest.raises(WorkloadError, match="the one on line 8 is not"):
+        workload.read_list(path)
+    path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\nSIZE_OPTION: 2\nGEMM_LOG_PATH: x\n")
+    with pytest.raises(WorkloadError, match="only document") as info:
+        workload.read_list(path)
+    assert info.value.line == 8
+
+
+def test_the_arch_of_a_list_file_of_several_documents(tmp_path):
+    from geko_lib import cli
+
+    path = tmp_path / "sizes.yaml"
+    path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\n" + HHS_NN + "ARCH: gfx942\n"
+                    "Sizes: [[2, 2, 1, 2]]\n")
+    assert cli.list_arch(path) == ("gfx942", 13)
+    path.write_text(path.read_text() + "---\n" + BBS_TN + "ARCH: gfx950\nSizes: [[3, 3, 1, 3]]\n")
+    with pytest.raises(cli.UsageError, match=r":21: ARCH: 'gfx950', but line 13 says 'gfx942'"):
+        cli.list_arch(path)
+
+
 def test_read_inline():
     df = workload.read_inline("1024 1024 1 1024 B B S N T")
     assert len(df) == 1

@@ -232,7 +232,9 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
         workload_keys.add(key)
         call = {f: _plain(row[f]) for f in sources.CALL_KEY if f in row}
         lib, reason = _lookup(entries.get(key), call, kind)
-        if lib is None and reason is None:
+        if lib is None and reason is None and kind and not entries:  # an export of nothing kept
+            reason = f"{lib_files[0]} lists no GEMM"
+        elif lib is None and reason is None:
             reason = ("size not in the library" if problem.type in lib_types
                       else f"type {problem.type.name} not in the library")
         calls = int(row["call_count"])

@@ -1,6 +1,6 @@
 """One progress bar for the whole campaign, as the original draws it::
 
-    Search in progress: 100%|##########| 2/2 [00:41<00:00, 20.85s/it] n_completed: 2, n_failed: 0
+    Search in progress: 100%|##########| 2/2 [00:41<00:00, 20.85s/it, n_completed: 2, n_failed: 0]
 
 The original's runner draws one tqdm bar over the phase's jobs: the GEMMs of the dense search,
 the tuning configs of tune mode. geko's jobs are Snakemake's, so the ``geko`` command draws the
@@ -12,7 +12,9 @@ written; before that no bar is drawn. Before them (and in the bench mode alone) 
 draws its bar over the GEMMs it benchmarks, from the progress lines its jobs write into their
 logs (``baseline part_0_of_2: 1200/50000 ...``; a part whose table is written is done). Where the
 stream is no terminal (a log, a pipe) the bar is a plain line per change instead, with the rate
-once a job is done: ``Search in progress: 1/2 [00:21, 21.0 s/GEMM] n_completed: 1, n_failed: 0``.
+once a job is done: ``Search in progress: 1/2 [00:21, 21.0 s/GEMM, n_completed: 1, n_failed: 0]``.
+The counters sit inside the brackets, as the original's (its tqdm postfix). At Ctrl-C the bar is
+closed before the command's ``interrupted`` line, which is the last.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ LABELS = {"baseline": "Baseline in progress", "search": "Search in progress",
           "tune": "Optimization in progress"}
 UNITS = {"baseline": "GEMM", "search": "GEMM", "tune": "job"}
 BASELINE_RULE = "baseline_part"  # its jobs' logs carry the baseline's progress lines
-BAR = ("{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}<{{remaining}}, {{rate_fmt}}] "
-       "n_completed: {done}, n_failed: {failed}")
+BAR = ("{{l_bar}}{{bar}}| {{n_fmt}}/{{total_fmt}} [{{elapsed}}<{{remaining}}, {{rate_fmt}}, "
+       "n_completed: {done}, n_failed: {failed}]")
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,7 @@ class CampaignBar:
         # rate counts this run's jobs alone, not a finished campaign's over a second
         self._done_before: int | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def write(self, line: str, file=None) -> None:
         """A line for the terminal (stdout unless told) that leaves the bar intact below it."""
@@ -158,9 +161,9 @@ class CampaignBar:
             unit = UNITS[self.phase]
             rate = f"{elapsed / new:.1f} s/{unit}" if elapsed >= 0.1 * new \
                 else f"{new / max(elapsed, 1e-9):,.0f} {unit}/s"
-            timing = f"[{minutes:02d}:{seconds:02d}, {rate}] "
-        print(f"{LABELS[self.phase]}: {done}/{counts.total} {timing}n_completed: "
-              f"{counts.completed}, n_failed: {counts.failed}", file=self.stream, flush=True)
+            timing = f"{minutes:02d}:{seconds:02d}, {rate}, "
+        print(f"{LABELS[self.phase]}: {done}/{counts.total} [{timing}n_completed: "
+              f"{counts.completed}, n_failed: {counts.failed}]", file=self.stream, flush=True)
 
     def _under_way(self) -> tuple[str | None, Counts | None]:
         """The latest phase whose total is known, with its counts."""
@@ -180,7 +183,7 @@ class CampaignBar:
             self._started, self._done_before = time.monotonic(), None
 
     def refresh(self) -> Counts | None:
-        if not self.phases:
+        if not self.phases or self._closed:
             return None
         phase, counts = self._under_way()
         if phase is None:
@@ -207,12 +210,19 @@ class CampaignBar:
         return counts
 
     def close(self) -> None:
+        """The last count drawn, then no more (a second close does nothing): lines written
+        after it print plainly."""
+        if self._closed:
+            return
         self.refresh()
-        if self._bar is not None:
-            self._bar.close()
+        with self._lock:
+            self._closed = True
+            if self._bar is not None:
+                self._bar.close()
+            self._bar = None
 
 
-def phase_of(config: dict, target: str, until: str | None = None) -> tuple[str, ...]:
+def phase_of(config: dict, target: str, until=None) -> tuple[str, ...]:
     """The phases whose work the bar counts, in order: the baseline's GEMMs, then the mode's
     jobs (search GEMMs, tuning jobs); the bench target, and a run stopping after the tuning
     YAMLs (``--until configure``: no tuning job runs), have the baseline alone."""
@@ -235,6 +245,11 @@ def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=N
         while not stop.wait(interval):
             bar.refresh()
 
+    def end_bar():
+        stop.set()
+        watcher.join()
+        bar.close()
+
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
@@ -249,9 +264,10 @@ def call(command, *, workdir, phase: str | None, interval: float = 1.0, stream=N
                 drain()
                 return child.wait()
             except KeyboardInterrupt:  # the command got it too: it ends, then this does
+                # the bar's last line now: the command's "interrupted" line, printed while it
+                # winds down, must be the last the terminal gets
+                end_bar()
                 interrupt.wind_down(child, drain)
                 raise interrupt.Interrupted() from None
     finally:
-        stop.set()
-        watcher.join()
-        bar.close()
+        end_bar()

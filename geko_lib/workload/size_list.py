@@ -92,24 +92,51 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
     ``arch`` (the campaign's; else the file's ``ARCH``), ``GRID_DENSITY`` 1..5, default 4
     (:mod:`geko_lib.workload.grid_sizes`); ``2``: ``GEMM_LOG_PATH``, a workload file read with
     :func:`read`, relative to the list file. The GEMMs' types are checked for that arch too.
+
+    A file may hold several such mappings as YAML documents (``---`` between them), one GEMM
+    type each: the original README's "multiple GEMM problems per file"; their rows are read in
+    order, a GEMM listed twice read once (as a size listed twice in one document).
+    ``SIZE_OPTION 2`` (a whole workload log) is its file's only document.
     """
     problem = _missing_file(path)
     if problem:
         raise problem
     text = _read_text(path)
     try:
-        node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        documents = list(yaml.load_all(text, Loader=_Loader))
     except _DuplicateKey as dup:
         raise WorkloadError(path, dup.line, dup.key, f"key {dup.key!r} is given twice") from None
     except yaml.YAMLError as exc:
         raise WorkloadError(path, _yaml_error_line(exc), "syntax",
                             f"cannot parse YAML: {_yaml_problem(exc)}") from None
-    if data is None:
+    given = [(data, node) for data, node in zip(documents, nodes) if data is not None]
+    if not given:
         raise WorkloadError(path, None, "file", "empty list file")
+    if len(given) == 1:
+        return _read_document(path, *given[0], platform, arch)
+    frames = []
+    for data, node in given:
+        line = node.start_mark.line + 1
+        if isinstance(data, dict) and data.get("SIZE_OPTION") == 2:
+            raise WorkloadError(path, line, "SIZE_OPTION",
+                                "SIZE_OPTION 2 (a workload log) must be its list file's only "
+                                "document; give the log's GEMMs with --workload-log")
+        frames.append(_read_document(path, data, node, platform, arch, line))
+    table = pd.concat(frames, ignore_index=True)
+    keys = [c for c in table.columns if c != "call_count"]
+    return table.drop_duplicates(subset=keys).reset_index(drop=True)
+
+
+def _read_document(path, data, node, platform: str | None, arch: str | None,
+                   line: int | None = None) -> pd.DataFrame:
+    """One mapping of a --list file (``line``: where its document starts, in a file of
+    several)."""
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        raise WorkloadError(path, None, "file",
-                            "a --list file must be a YAML mapping (TRANSA, TRANSB, DataType, ...)")
+        what = "a --list file" if line is None else f"each document of a --list file (the one " \
+            f"on line {line} is not)"
+        raise WorkloadError(path, line, "file",
+                            f"{what} must be a YAML mapping (TRANSA, TRANSB, DataType, ...)")
     key_nodes = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
     def line_of_key(key):

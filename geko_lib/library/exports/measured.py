@@ -28,6 +28,8 @@ from .winners import ExportError
 
 STAMP_SUFFIX = ".stamp.json"
 INDEX_FILE = Path(EXPORT_INDEX).name  # the exports' build stamp (phases.exports)
+# suffixes of an empty file that is no override file: the CSV exports and library logic
+EMPTY_NOT_OVERRIDE = (".csv", ".yaml", ".yml")
 
 
 def _lines(path, count: int = 3) -> list[str] | None:
@@ -56,8 +58,14 @@ def kind_of(path) -> str | None:
     the override file's ``Git Version:`` line, or its entries of a header line each (hipBLASLt
     writes one before every value line, indented); TunableOp's ``Validator,`` lines or op
     signature; aiter's lookup and dispatch columns. A table of another kind (a geko results
-    CSV also starts with ``transA,``) is None."""
+    CSV also starts with ``transA,``) is None. A text file of blank lines alone is an override
+    file of no entries: geko writes one for a campaign that kept nothing (without a build to
+    name there is no ``Git Version:`` line), and hipBLASLt reads it as serving nothing; the
+    other exports always have a line (TunableOp its validators, aiter its header) and library
+    logic is YAML, so an empty ``.csv``/``.yaml`` stays refused as none of them."""
     lines = _lines(path)
+    if lines == [] and Path(path).suffix.lower() not in EMPTY_NOT_OVERRIDE:
+        return "override"
     if not lines:
         return None
     first = lines[0].strip()
