@@ -6,7 +6,7 @@ without ARCH: is taken by geko with --arch, as by the workflow."""
 import pytest
 
 from geko_lib import cli, workload
-from geko_lib.workload import limits
+from geko_lib.platforms import limits
 
 ROW = ("- {{function: matmul, M: {m}, N: {n}, K: {k}, transA: T, transB: N, batch_count: {b}, "
        "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "

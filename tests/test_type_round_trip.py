@@ -18,8 +18,7 @@ from geko_lib.campaign import combine, coverage, integrity
 from geko_lib.errors import GekoError
 from geko_lib.gemm import GemmProblem, GemmType
 from geko_lib.library import logic
-from geko_lib.platforms import sim
-from geko_lib.workload import type_support
+from geko_lib.platforms import sim, type_support
 from geko_lib.platforms.cuda import tune as cuda_tune
 
 SIZE = (512, 256, 1, 1024)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib.workload import type_support
+from geko_lib.platforms import type_support
 from geko_lib import workload
 from geko_lib.workload import WorkloadError
 

@@ -15,7 +15,7 @@ from geko_lib import workload
 from geko_lib.campaign import layout, rules
 from geko_lib.config_schema import merged, schema_defaults
 from geko_lib import archs
-from geko_lib.workload import type_support
+from geko_lib.platforms import type_support
 from geko_lib.workload import WorkloadError
 
 from .conftest import ROOT

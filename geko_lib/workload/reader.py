@@ -60,7 +60,7 @@ def read(source, *, fast: bool = True, platform: str | None = None,
     -> mask-32 command lines; anything else -> a mask-64 YAML log. ``fast=False`` parses YAML logs
     with PyYAML as a whole (the reference); the result is the same table. Data-type combinations
     ``platform``'s library does not support (any library's, without one), or with types
-    ``arch`` cannot run, are refused (:mod:`geko_lib.workload.type_support`).
+    ``arch`` cannot run, are refused (:mod:`geko_lib.platforms.type_support`).
     """
     path = source
     problem = _missing_file(path)

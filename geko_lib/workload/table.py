@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import gemm, newer_revisions
-from . import limits, type_support
+from ..platforms import limits, type_support
 
 from .errors import WorkloadError, _Bad
 from ..log_setup import LOGGER

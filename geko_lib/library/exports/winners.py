@@ -72,7 +72,7 @@ def _check_platforms(names: set[str]) -> None:
     """Only rows of a platform whose results are hipBLASLt solutions can be exported; a model's
     rows can, with a warning (their indices name no real solution)."""
     from ... import platforms
-    from ...workload.type_support import library_name
+    from ...platforms.type_support import library_name
 
     for name in sorted(names):
         caps = platforms.capabilities({"platform": name})
