@@ -13,7 +13,7 @@ class GekoError(Exception):
 class EnvironmentFailure(GekoError):
     """A job stopped by its surroundings, not by its work: a full disk or quota, an interrupt, a
     lost device lease. The same job can succeed once the surroundings are put right, so it
-    counts toward no failure streak and no retirement (phases.optimize), and a rerun resumes."""
+    counts toward no failure streak and no retirement (geko_lib.gpu_jobs), and a rerun resumes."""
 
 
 class PlatformError(GekoError, RuntimeError):

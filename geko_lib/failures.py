@@ -7,9 +7,10 @@ In the workflow:
 - **search**: a chunk job whose search fails searches each of its GEMMs alone (the retry); the
   GEMMs that still fail are recorded in the chunk's ``search/data/<chunk>.failed.yaml`` and left
   out of its candidates; the winners rule lists them in ``search/failed_jobs.log``.
-- **tune**: a tuning job is attempted ``1 + tune_retries`` times (Snakemake's retries, resuming
-  the GA from its checkpoint); after the last failure it ends as *skipped*: an empty
-  ``3_LibraryLogic`` and its name in ``optimizations/failed_jobs.log``.
+- **tune**: a tuning job is attempted ``1 + tune_retries`` times (Snakemake's retries, or the
+  API runner's, resuming the GA from its checkpoint: geko_lib.gpu_jobs); after the last failure
+  it ends as *skipped*: an empty ``3_LibraryLogic`` and its name in
+  ``optimizations/failed_jobs.log``.
 - ``retry: false`` (``geko --no_retry``) turns both retries off: the first failure is final.
 - **later runs**: a plain rerun tries a job whose last run failed again (a search chunk is
   searched whole again), as the original's reruns do; with ``retire_after: N`` (off by

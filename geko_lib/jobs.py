@@ -10,7 +10,9 @@ import os
 import signal
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 import yaml
@@ -227,38 +229,70 @@ def on_lease(config: dict, n_slots: int = 1):
         yield platform, lease
 
 
-def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5) -> None:
+def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5,
+              interrupted: Callable[[], bool] | None = None) -> None:
     """Run ``fn()`` in a child process; kill it (and count it as failed) when ``log_path``
     stops growing for ``stall_timeout`` seconds. Tuning jobs can hang (a wedged GPU, a
-    deadlocked compiler); a log that stops growing is the only sign that generalizes."""
+    deadlocked compiler); a log that stops growing is the only sign that generalizes.
+    ``interrupted()`` (the API's runner, whose worker threads get no KeyboardInterrupt) says
+    the caller's run was interrupted: the child is killed and KeyboardInterrupt raised, so an
+    interrupt is never counted as the job's failure. In a process that has initialized CUDA a
+    forked child could not use it: there ``fn()`` runs here, unsupervised, and says so."""
+    if _fork_breaks_cuda():
+        log.warning("stall watchdog off for this job: this process has initialized CUDA, "
+                    "which a forked job cannot use")
+        fn()
+        return
     ctx = mp.get_context("fork")
     child = ctx.Process(target=_supervised_child, args=(fn,), daemon=False)
     child.start()
-    path = Path(log_path)
-    size, changed = -1, time.monotonic()
     try:
-        while child.is_alive():
-            child.join(poll)
-            current = path.stat().st_size if path.exists() else 0
-            if current != size:
-                size, changed = current, time.monotonic()
-            elif time.monotonic() - changed > stall_timeout:
-                _kill_child(child)
-                raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
+        _watch(child, Path(log_path), stall_timeout, poll, interrupted or (lambda: False))
     except BaseException:
         # Ctrl-C or a SIGTERM of this job: the child, in its own group, got no signal, and a
         # live non-daemon child would keep this process (and Snakemake) waiting for it
         _kill_child(child)
         raise
     if child.exitcode != 0:
-        # why, as the job said it (its ERROR line), so failed_jobs.log can give the reason; a
-        # full disk may have kept the job from writing that line
-        if child.exitcode == ENVIRONMENT_EXIT:
-            why = log_setup.first_error(path) or "stopped by its environment (a full disk or " \
-                "quota: free some and rerun)"
-            raise JobStoppedByEnvironment(f"{why}; see {path}")
-        why = log_setup.first_error(path) or f"job failed (exit code {child.exitcode})"
-        raise JobFailed(f"{why}; see {path}")
+        _raise_failed(child.exitcode, Path(log_path), interrupted or (lambda: False))
+
+
+def _watch(child, path: Path, stall_timeout: float, poll: float, interrupted) -> None:
+    """Wait for ``child``; raise StallError when ``path`` stopped growing for too long."""
+    size, changed = -1, time.monotonic()
+    while child.is_alive():
+        child.join(poll)
+        if interrupted():
+            raise KeyboardInterrupt
+        current = path.stat().st_size if path.exists() else 0
+        if current != size:
+            size, changed = current, time.monotonic()
+        elif time.monotonic() - changed > stall_timeout:
+            _kill_child(child)
+            raise StallError(f"no progress in {path} for {stall_timeout:.0f} s: job killed")
+
+
+def _raise_failed(exitcode: int, path: Path, interrupted) -> None:
+    """Why a supervised child failed, as the job said it (its ERROR line), so failed_jobs.log
+    can give the reason; a full disk may have kept the job from writing that line."""
+    if interrupted():  # its tool was killed by the interrupt, which is no failure of the job
+        raise KeyboardInterrupt
+    if exitcode == ENVIRONMENT_EXIT:
+        why = log_setup.first_error(path) or "stopped by its environment (a full disk or " \
+            "quota: free some and rerun)"
+        raise JobStoppedByEnvironment(f"{why}; see {path}")
+    why = log_setup.first_error(path) or f"job failed (exit code {exitcode})"
+    raise JobFailed(f"{why}; see {path}")
+
+
+def _fork_breaks_cuda() -> bool:
+    """Whether this process has initialized CUDA (torch's), which a forked child cannot use:
+    the API's caller may have timed GEMMs in process before tuning; a workflow job has not."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a torch without CUDA, or half imported
+        return False
 
 
 def _kill_child(child) -> None:
@@ -274,12 +308,24 @@ def _kill_child(child) -> None:
 def _supervised_child(fn) -> None:
     os.setpgid(0, 0)  # its own process group, so a kill takes its children too
     _die_with_parent()
+    code = 0
     try:
         with path_errors.translated():
             fn()
     except USER_ERRORS as exc:
         log.error("%s", exc)
-        raise SystemExit(ENVIRONMENT_EXIT if isinstance(exc, EnvironmentFailure) else 1)
+        code = ENVIRONMENT_EXIT if isinstance(exc, EnvironmentFailure) else 1
+    except BaseException:  # noqa: BLE001 - a bug: its traceback, as multiprocessing prints it
+        traceback.print_exc()
+        code = 1
+    # ended here, without the exit hooks a normal exit runs: a child forked from a worker
+    # thread (the API's runner) would run its parent's thread pool's hook, which joins that
+    # very thread and fails
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _die_with_parent() -> None:

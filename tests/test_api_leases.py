@@ -7,6 +7,7 @@ lease's sleep between tries), never guessed from a timing."""
 import threading
 import time
 import types
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -72,16 +73,20 @@ def hold_every_slot(config, n_slots, release: threading.Event, held: threading.E
     return in_thread(job)
 
 
-def started_after(monkeypatch, name, release: threading.Event) -> list[bool]:
-    """Patches the sim platform's ``name`` to record, each call, whether ``release`` was set."""
-    seen, real = [], getattr(sim.SimPlatform, name)
+def started_after(monkeypatch, name, release: threading.Event, record: Path):
+    """Patches the sim platform's ``name`` to record, each call, whether ``release`` was set;
+    returns what was recorded so far. The record is a file: a tuning job runs in a child
+    process (its stall watchdog's), where ``release`` is as it was when the child started."""
+    real = getattr(sim.SimPlatform, name)
 
     def recording(self, *args, **kwargs):
-        seen.append(release.is_set())
+        with open(record, "a") as handle:
+            handle.write(f"{release.is_set()}\n")
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(sim.SimPlatform, name, recording)
-    return seen
+    return lambda: [line == "True" for line in record.read_text().split()] \
+        if record.exists() else []
 
 
 def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run,
@@ -95,14 +100,14 @@ def waits_for_held_slots(tmp_path, monkeypatch, polling, n_slots, phase, api_run
     holder, _ = hold_every_slot(campaign_config(tmp_path, n_slots, lock_dir), n_slots, release,
                                 held)
     assert held.wait(WAIT)
-    seen = started_after(monkeypatch, phase, release)
+    seen = started_after(monkeypatch, phase, release, tmp_path / f"{phase}_calls")
     api, result = in_thread(api_run)
     assert polling.wait(WAIT), f"the API's {phase} did not wait for the leased device"
-    assert api.is_alive() and seen == []
+    assert api.is_alive() and seen() == []
     release.set()
     api.join(WAIT)
     holder.join(WAIT)
-    assert seen == [True]
+    assert seen() == [True]
     waited = [line for line in said if "is held by another job" in line]
     assert waited == [f"every slot of sim devices [0] is held by another job (locks in "
                       f"{tmp_path / 'locks'}): waiting"]

@@ -2,17 +2,20 @@
 shows it (search.run then extract_solutions; optim.configure, optim.run then merge_solutions)
 and the workflow's phases as its jobs run them (run_phase: jobs of the rule table) write the
 same libraries, the same failure files (one failed_jobs.log format) and whole stamps recording
-the same platform and library."""
+the same platform and library; a tuning job that fails and one that stalls leave the same
+files, job log lines and counts through either door (geko_lib.gpu_jobs behind both)."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import yaml
 
-from geko_lib import bench, failures, library, optim, phases, search
+from geko_lib import bench, failures, library, log_setup, optim, phases, search
 from geko_lib.campaign import integrity, layout, state
 from geko_lib.gemm import GemmProblem
+from geko_lib.optim.optim import tuning_files
 from geko_lib.phases import Job, Paths
 from geko_lib.schemas import GemmConfig, GemmType
 from geko_lib.tuning import ga
@@ -23,6 +26,9 @@ from .test_one_engine import CRASH, _api as search_api, _rows as search_rows, \
 BBS_TN, HHS_NN = (GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "f32_r"),
                   GemmType("N", "N", "f16_r", "f16_r", "f16_r", "f32_r"))
 TUNE_CRASH = "HHS_NN"  # every tuning job of this type fails
+BBS_NT = GemmType("N", "T", "bf16_r", "bf16_r", "bf16_r", "f32_r")
+TUNE_STALL = "BBS_NT"  # every tuning job of this type hangs
+HHS_NN_SIZE = "HHS_NN_M512_N256_B1_K128"
 
 
 def _config(tmp_path, mode, sim) -> dict:
@@ -62,52 +68,115 @@ def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path
 
 def _tuning_yamls(directory) -> list[Path]:
     return optim.configure(gemm_configs=[GemmConfig(BBS_TN, [[256, 128, 1, 64]]),
-                                         GemmConfig(HHS_NN, [[512, 256, 1, 128]])],
+                                         GemmConfig(HHS_NN, [[512, 256, 1, 128]]),
+                                         GemmConfig(BBS_NT, [[128, 256, 1, 64]])],
                            output_dir=directory, arch="gfx950", platform="sim")
 
 
-def test_tune_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
-                                                                      capsys, run_phase):
-    monkeypatch.setattr(ga.GAConfig, "n_gen", 2)
-    sim = {"crash_on": [TUNE_CRASH]}
+def _tune_api(tmp_path, sim: dict, stall_timeout: float):
+    """optim.run over the three tuning YAMLs (one job at a time, in the order it lists them:
+    tuning_files), the tuned libraries merged; its tuning dir, the YAMLs in that order
+    and the logic dirs it returned."""
     api = tmp_path / "api" / "optimizations"
-    yamls = _tuning_yamls(api)
+    _tuning_yamls(api)
+    yamls = tuning_files(api)
+    # the workflow's copy of the configure checkpoint's files, before either door ran a job
+    shutil.copytree(api, tmp_path / "workdir" / layout.TUNING_DIR)
     finished = optim.run(tuning_dir=api, devices=[0], n_slots=1, platform="sim", sim=sim,
-                         lock_dir=str(tmp_path / "locks"))
-    # the campaign's bar over the jobs, as the workflow's terminal draws it
-    bars = [part for part in capsys.readouterr().err.split("\r")
-            if part.startswith("Optimization in progress")]
-    assert bars and "2/2" in bars[-1] and "n_completed: 1, n_failed: 1" in bars[-1], bars
+                         stall_timeout=stall_timeout, lock_dir=str(tmp_path / "locks"))
     library.operations.merge_solutions(api, epilogues=True).dump(api.parent / "libs")
+    return api, yamls, finished
 
-    workdir, config = tmp_path / "workdir", _config(tmp_path, "tune", sim)
-    workdir.mkdir()
-    monkeypatch.chdir(workdir)
-    shutil.copytree(api, layout.TUNING_DIR, ignore=shutil.ignore_patterns("build_*", "*.log"))
+
+def _tune_workflow(workdir: Path, config: dict, yamls, run_phase) -> None:
+    """The workflow's optimize jobs over the same tuning YAMLs, each attempt as Snakemake runs
+    it (a failed attempt is run again until the last, which skips the job), then merge_tuned."""
     for path in yamls:
-        # the workflow's attempts: Snakemake runs a failed job again until its last attempt
         for attempt in range(1, 1 + config["tune_retries"] + 1):
             try:
                 run_phase("optimize", workdir, config, wildcards={"cfg": path.stem},
                           attempt=attempt)
                 break
             except Exception:  # noqa: BLE001 - the attempt failed; Snakemake would retry
-                assert TUNE_CRASH in path.stem and attempt <= config["tune_retries"]
+                assert TUNE_CRASH in path.stem or TUNE_STALL in path.stem, path
+                assert attempt <= config["tune_retries"]
     # tune mode: merge_tuned, over every tuning job the configure phase made
     run_phase("libs", workdir, config, over={"cfg": [path.stem for path in yamls]})
 
+
+def _job_lines(log_path: Path, root: Path) -> list[tuple]:
+    """A job log's lines, its paths relative to its door's workdir (``root``): without the
+    device lease's lines (a workflow job leases inside the job, at INFO; the API's runner
+    around it, at DEBUG) and the seconds a generation count took."""
+    lines = []
+    for line in log_path.read_text().splitlines():
+        parsed = log_setup.parse(line)
+        assert parsed is not None, line
+        message = parsed["message"].replace(f"{root}/", "")
+        if re.match(r"(leased|freed) sim device", message):
+            continue
+        lines.append((parsed["level"], parsed["module"], parsed["function"],
+                      re.sub(r"elapsed [\d.]+ s", "elapsed", message)))
+    return lines
+
+
+def _tuning_files(tuning_dir: Path, root: Path, names) -> dict:
+    """What a door's tuning jobs left: failed_jobs.log's entries (paths relative to
+    ``root``), each build dir's .failcount and library files, the failed-run counts, the
+    failure streak and running_jobs.log."""
+    failed = tuning_dir / failures.FAILED_JOBS
+    return {
+        "failed": [(item["gemm"], item["error"].replace(f"{root}/", ""))
+                   for item in failures.failed_items(failed.read_text())],
+        "failcount": {name: (tuning_dir / f"build_{name}" / ".failcount").read_text()
+                      for name in names if (tuning_dir / f"build_{name}" / ".failcount").exists()},
+        "logic": {name: sorted(p.name for p in (tuning_dir / f"build_{name}" /
+                                                "3_LibraryLogic").iterdir()) for name in names},
+        "failed runs": failures.read_entries(tuning_dir),
+        "streak": (tuning_dir / ".failure_streak").read_text(),
+        "running": (tuning_dir / "running_jobs.log").read_text()}
+
+
+def test_tune_doors_run_one_tuning_job_with_one_policy(tmp_path, monkeypatch, capsys, run_phase):
+    """One tuning job that works, one that fails (sim crash_on) and one that stalls (sim
+    stall_on, stall_timeout 1 s) through both doors (geko_lib.gpu_jobs behind either): the
+    same libraries and stamps, the same failed_jobs.log entries (the job's own reason, its
+    log), .failcount of each attempt, empty 3_LibraryLogic for the two skipped jobs, failed-run
+    counts and failure streak, and the same lines in each job's log."""
+    monkeypatch.setattr(ga.GAConfig, "n_gen", 2)
+    sim = {"crash_on": [TUNE_CRASH], "stall_on": [TUNE_STALL]}
+    api, yamls, finished = _tune_api(tmp_path, sim, stall_timeout=1)
+    # the campaign's bar over the jobs, as the workflow's terminal draws it
+    bars = [part for part in capsys.readouterr().err.split("\r")
+            if part.startswith("Optimization in progress")]
+    assert bars and "3/3" in bars[-1] and "n_completed: 1, n_failed: 2" in bars[-1], bars
+    workdir, config = tmp_path / "workdir", dict(_config(tmp_path, "tune", sim), stall_timeout=1)
+    _tune_workflow(workdir, config, yamls, run_phase)
+
     assert _libraries(api.parent / "libs") == _libraries(workdir / layout.LIBS) != {}
-    crashed = [p.stem for p in yamls if TUNE_CRASH in p.stem]
-    api_failed, flow_failed = (failures.failed_items(path.read_text()) for path in (
-        api / failures.FAILED_JOBS, workdir / layout.TUNING_FAILED))
-    assert [item["gemm"] for item in api_failed] == crashed
-    assert [item["gemm"] for item in flow_failed] == crashed
-    for api_item, flow_item in zip(api_failed, flow_failed):  # the job's own reason; its log
-        assert api_item["error"].startswith("sim: injected crash on HHS_NN"), api_item
-        job_log = layout.job_log("optimize", api_item["gemm"])
-        assert flow_item["error"] == f"{api_item['error']}; see {job_log}", flow_item
-    assert [p.parent.name for p in finished] == [f"build_{p.stem}" for p in yamls
-                                                 if p.stem not in crashed]
+    names = [path.stem for path in yamls]
+    api_files = _tuning_files(api, api.parent, names)
+    assert api_files == _tuning_files(workdir / layout.TUNING_DIR, workdir, names)
+    skipped = [name for name in names if TUNE_CRASH in name or TUNE_STALL in name]
+    assert [name for name, _ in api_files["failed"]] == skipped
+    (crash,) = [item for item in api_files["failed"] if TUNE_CRASH in item[0]]
+    (stall,) = [item for item in api_files["failed"] if TUNE_STALL in item[0]]
+    assert crash[1] == f"sim: injected crash on {HHS_NN_SIZE}; see " \
+        f"{layout.job_log('optimize', crash[0])}"
+    assert stall[1].startswith(f"no progress in {layout.job_log('optimize', stall[0])} for 1 s")
+    assert api_files["failcount"] == {name: "2\n" for name in skipped}  # both attempts failed
+    # the skipped jobs' empty library dirs (stamped: provenance.json), the others' library
+    assert {name: logic for name, logic in api_files["logic"].items()
+            if logic == [integrity.MANIFEST]} == {name: [integrity.MANIFEST]
+                                                    for name in skipped}
+    assert api_files["failed runs"] == {name: {"failed_runs": int(name in skipped), "ran_at": 0}
+                                        for name in names}
+    assert api_files["streak"].strip() == "2" and api_files["running"] == ""
+    for name in names:  # the job logs: the API's where the workflow puts its own
+        api_lines = _job_lines(api.parent / layout.job_log("optimize", name), api.parent)
+        assert api_lines == _job_lines(workdir / layout.job_log("optimize", name), workdir)
+        assert any(f"{name} skipped" in line[3] for line in api_lines) == (name in skipped)
+    assert [p.parent.name for p in finished] == [f"build_{n}" for n in names if n not in skipped]
     for logic in finished:
         assert _libraries(logic) == _libraries(workdir / layout.TUNING_DIR / logic.parent.name
                                                / logic.name)

@@ -31,13 +31,21 @@ def ctrl_c_once(started: threading.Event):
     threading.Thread(target=send, daemon=True).start()
 
 
-def first_job_starts(monkeypatch, method: str) -> threading.Event:
+def first_job_starts(monkeypatch, method: str, marker) -> threading.Event:
+    """Set once the sim platform's ``method`` was first called, in this process or in a child
+    (a tuning job runs in its stall watchdog's child): the call leaves ``marker``."""
     started, real = threading.Event(), getattr(sim.SimPlatform, method)
 
     def noted(self, *args, **kwargs):
-        started.set()
+        marker.touch()
         return real(self, *args, **kwargs)
     monkeypatch.setattr(sim.SimPlatform, method, noted)
+
+    def watch():
+        while not marker.exists():
+            time.sleep(0.01)
+        started.set()
+    threading.Thread(target=watch, daemon=True).start()
     return started
 
 
@@ -60,7 +68,7 @@ def test_ctrl_c_stops_search_run_and_a_rerun_returns_the_same(tmp_path, monkeypa
                           platform="sim", sim={"job_seconds": job_s},
                           lock_dir=str(tmp_path / "locks"))
     expected = run(tmp_path / "uninterrupted", 0.0)
-    ctrl_c_once(first_job_starts(monkeypatch, "search"))
+    ctrl_c_once(first_job_starts(monkeypatch, "search", tmp_path / "started"))
     seconds = interrupted(capsys, lambda: run(tmp_path / "api", JOB_S))
     assert seconds < len(rows) * JOB_S  # not every chunk ran
     assert len(list((tmp_path / "api" / "data").glob("*.csv"))) < len(rows)
@@ -81,10 +89,14 @@ def test_ctrl_c_stops_optim_run_and_a_rerun_returns_the_same(tmp_path, monkeypat
         return optim.run(tuning_dir=out, devices=[0], n_slots=1, platform="sim",
                          sim={"job_seconds": job_s}, lock_dir=str(tmp_path / "locks"))
     expected = run(tuning_dir("uninterrupted"), 0.0)
-    ctrl_c_once(first_job_starts(monkeypatch, "optimize"))
+    ctrl_c_once(first_job_starts(monkeypatch, "optimize", tmp_path / "started"))
     out = tuning_dir("api")
     seconds = interrupted(capsys, lambda: run(out, JOB_S * 4))
     assert seconds < len(sizes) * JOB_S * 4
+    # the job the interrupt killed did not fail: nothing counts it (gpu_jobs' policy)
+    assert not (out / "failed_jobs.log").exists()
+    assert not list(out.glob("build_*/.failcount")) and not list(out.glob("build_*/3_*"))
+    assert (out / "running_jobs.log").read_text() == ""
     rerun = run(out, 0.0)
     assert [p.parent.name for p in rerun] == [p.parent.name for p in expected]
     assert [sorted(f.read_text() for f in p.glob("*.yaml")) for p in rerun] == \

@@ -96,3 +96,63 @@ def _assert_threads_end(count: int, within_s: float = 5.0) -> None:
     while threading.active_count() > count and time.monotonic() < deadline:
         time.sleep(0.01)
     assert threading.active_count() == count
+
+
+def test_a_jobs_log_gets_its_own_lines_and_its_childs_at_its_level(tmp_path):
+    """runner.job_log: the API job's log file (which the stall watchdog of jobs.supervise
+    watches) gets the lines of its thread and of the child it forks, the child's at the job
+    log's level whatever the caller's logger lets through (a quiet caller's job would otherwise
+    look stalled), while the caller's own handler gets only what its level lets through and
+    another thread's lines stay out."""
+    import logging
+
+    from geko_lib import jobs
+    from geko_lib.log_setup import LOGGER
+
+    logger, job_file, caller_file = logging.getLogger(LOGGER), tmp_path / "job.log", \
+        tmp_path / "caller.log"
+    caller = logging.FileHandler(caller_file)
+    level, logger.level = logger.level, logging.WARNING
+    logger.addHandler(caller)
+
+    def child():
+        logger.info("child progress")
+        logger.warning("child warning")
+
+    def job():
+        with runner.job_log(job_file, logging.INFO):
+            logger.warning("job warning")
+            jobs.supervise(child, job_file, stall_timeout=60, poll=0.05)
+
+    try:
+        thread = threading.Thread(target=job)
+        thread.start()
+        logger.warning("another job's warning")
+        thread.join(30)
+    finally:
+        logger.removeHandler(caller)
+        caller.close()
+        logger.setLevel(level)
+    lines = [line.split("] ", 1)[1] for line in job_file.read_text().splitlines()]
+    assert "another job's warning" not in lines
+    assert [line for line in lines if line != "another job's warning"] == [
+        "job warning", "child progress", "child warning"]
+    assert "child progress" not in caller_file.read_text()
+    assert "child warning" in caller_file.read_text()
+
+
+def test_a_process_that_initialized_cuda_runs_its_job_unsupervised(tmp_path, monkeypatch,
+                                                                 caplog):
+    """A forked child cannot use the CUDA its parent initialized (the API's caller may have
+    timed GEMMs in process): jobs.supervise then runs the job in process and says so."""
+    import sys
+    import types
+
+    from geko_lib import jobs
+
+    cuda = types.SimpleNamespace(is_initialized=lambda: True)
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
+    ran = []
+    with caplog.at_level("WARNING", logger="GEKO"):
+        jobs.supervise(lambda: ran.append(True), tmp_path / "a.log", stall_timeout=60)
+    assert ran == [True] and "stall watchdog off for this job" in caplog.text

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import failures, files, original_columns, platforms, runner
-from ..campaign import analysis, integrity, layout
+from .. import config_schema, failures, files, gpu_jobs, jobs, original_columns, platforms, runner
+from ..campaign import analysis, integrity, layout, rules
 from ..errors import GekoError
 from ..schemas import GemmConfig
-from ..tuning import build_dir as build_dirs, running_jobs
+from ..tuning import build_dir as build_dirs
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -75,29 +75,55 @@ def made_for(plat, tuning_yaml: Path) -> dict:
             "tuning_yaml_sha256": integrity.content_sha256(tuning_yaml)}
 
 
-def _optimize_one(plat, tuning_yaml: Path, device: int, slot: int) -> Path:
+def job_log(tuning_dir, name: str) -> Path:
+    """The log of the API's tuning job ``name``: where the workflow puts its own, relative to
+    the directory holding ``tuning_dir`` (``<workdir>/logs/optimize/<name>.log`` for the
+    default ``<workdir>/optimizations``); the stall watchdog watches it grow."""
+    return Path(tuning_dir).parent / rules.rule_log("optimize", name)
+
+
+def _reused(build: Path, expected: dict) -> bool:
+    """Whether a completed build was made for ``expected`` and is whole (the API's own reuse:
+    the workflow's comes from Snakemake); a completed one that was not starts over."""
+    if build_dirs.build_state(build) != "completed":
+        return False
+    logic = build / build_dirs.LOGIC_DIR
+    reason = integrity.problem(logic, expected)
+    if reason is None:
+        return True
+    # an edited tuning YAML, another platform or library, a library edited by hand: its GA
+    # checkpoint belongs to that other run too, so the build starts over
+    log.info("%s: tuned again: %s", logic, reason)
+    shutil.rmtree(build)
+    return False
+
+
+def _tuned(plat, tuning_yaml: Path, settings: dict, attempt: runner.Attempt) -> Path | None:
+    """One attempt of the tuning job of ``tuning_yaml`` (geko_lib.gpu_jobs, as the workflow's
+    optimize phase runs it) on the slot the runner leased, its lines in its own log, and its
+    library stamped with what it was made for; a completed build made for the same is reused.
+    None where the job was skipped."""
     build = tuning_yaml.parent / f"build_{tuning_yaml.stem}"
-    logic, expected = build / build_dirs.LOGIC_DIR, made_for(plat, tuning_yaml)
-    if build_dirs.build_state(build) == "completed":
-        reason = integrity.problem(logic, expected)
-        if reason is None:
-            return logic
-        # an edited tuning YAML, another platform or library, a library edited by hand: its
-        # GA checkpoint belongs to that other run too, so the build starts over
-        log.info("%s: tuned again: %s", logic, reason)
-        shutil.rmtree(build)
-    # the workflow's own preparation: a failed or interrupted build keeps its checkpoint
-    build_dirs.prepare_build_dir(build, tuning_yaml.stem, tuning_yaml)
-    try:
-        # its line in running_jobs.log names the build dir: the API's jobs log to the GEKO
-        # logger, the tuner's own log (rocm) lies in that dir
-        with running_jobs.entry(tuning_yaml.parent, tuning_yaml.stem, device, slot, build):
-            done = plat.optimize(tuning_yaml, build, device)
-        integrity.stamp(done, expected, inputs={})
-        return done
-    except GekoError:
-        build_dirs.bump_failcount(build)
-        raise
+    expected = made_for(plat, tuning_yaml)
+    if _reused(build, expected):
+        return build / build_dirs.LOGIC_DIR
+    job = gpu_jobs.TuningJob(tuning_yaml=tuning_yaml, build=build, tuning_dir=tuning_yaml.parent,
+                             log=job_log(tuning_yaml.parent, tuning_yaml.stem), config=settings,
+                             attempt=attempt.number)
+    with runner.job_log(job.log, jobs.LEVELS[settings["verbosity"]]):
+        done = gpu_jobs.tune(job, gpu_jobs.on_given(plat, attempt), attempt.interrupted)
+    # a skipped job's empty library dir too, as the workflow stamps its output: it is no
+    # completed build (build_dirs.build_state), so a rerun tunes the job again
+    integrity.stamp(build / build_dirs.LOGIC_DIR, expected, inputs={})
+    return done
+
+
+def job_settings(config: dict, retry: bool, n_slots: int) -> dict:
+    """The tuning jobs' settings of an API call: its keyword config over the config schema's
+    defaults (stall_timeout, tune_retries, retire_after, max_consecutive_failures, verbosity),
+    with ``retry`` and ``n_slots``."""
+    return config_schema.merged(config_schema.schema_defaults(),
+                                dict(config, retry=retry, n_slots=n_slots))
 
 
 def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), retry: bool = True,
@@ -105,26 +131,49 @@ def run(hipblaslt_path=None, tuning_dir="workdir/optimizations", devices=(0,), r
     """Every tuning YAML of ``tuning_dir`` run on ``devices`` (``n_slots`` jobs per device, 4 as
     the original: concurrent jobs on a device overlap compilation with timing), each under a
     lease of its device slot (``lock_dir=``, as a campaign's jobs: geko_lib.runner), each into
-    ``build_<name>/3_LibraryLogic``; a completed build is not run again when its stamp says it
-    was made from the same tuning YAML, platform and library and its files are whole
-    (otherwise it starts over), and a failed one resumes from its checkpoint. A failed job is
-    retried once (``retry``), then written to ``tuning_dir/failed_jobs.log`` (failures: the
-    workflow's format) and skipped; the campaign's bar ("Optimization in progress") counts the
-    jobs, and ``tuning_dir/running_jobs.log`` lists those running (tuning.running_jobs).
+    ``build_<name>/3_LibraryLogic`` by the workflow's tuning job (geko_lib.gpu_jobs: supervised
+    by the stall watchdog, which watches its log :func:`job_log`; retried ``tune_retries`` times
+    unless ``retry`` is off; then skipped, with an empty 3_LibraryLogic, its name in
+    ``tuning_dir/failed_jobs.log`` and its build dir's ``.failcount``; retired after
+    ``retire_after`` failed runs; no more started after ``max_consecutive_failures`` failed in a
+    row); a completed build is not run again when its stamp says it was made from the same
+    tuning YAML, platform and library and its files are whole (otherwise it starts over), and a
+    failed one resumes from its checkpoint. The campaign's bar ("Optimization in progress")
+    counts the jobs, and ``tuning_dir/running_jobs.log`` lists those running. A job that could
+    not run at all (a full disk, the failure cap) raises its error once every job has ended.
     Returns the logic dirs of the jobs that finished."""
     plat = platforms.resolve(hipblaslt_path, platform, **config)
     yamls = tuning_files(tuning_dir)
     if not yamls:
         raise GekoError(f"{tuning_dir}: no tuning YAML (<name>_<i>.yaml) to run")
+    settings, raised = job_settings(config, retry, n_slots), {}
+
+    def work(tuning_yaml: Path, attempt: runner.Attempt) -> Path | None:
+        # the error of a job whose every attempt raised: it did not run (a skipped job, whose
+        # last attempt ended it, returns None)
+        raised.pop(tuning_yaml.stem, None)
+        try:
+            return _tuned(plat, tuning_yaml, settings, attempt)
+        except GekoError as exc:
+            raised[tuning_yaml.stem] = exc
+            raise
+
     with runner.Bar(len(yamls), "tune") as bar:
-        done, failed = runner.run(
-            yamls, lambda tuning_yaml, lease: _optimize_one(plat, tuning_yaml, lease.device,
-                                                            lease.slot),
-            name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name, devices=devices,
-            n_slots=n_slots, lock_dir=config.get("lock_dir"), attempts=2 if retry else 1,
-            bar=bar)
-    failures.write_failure_files(tuning_dir, failed, "tuning job(s) failed")
+        done, _ = runner.run(
+            yamls, work, name_of=lambda tuning_yaml: tuning_yaml.stem, namespace=plat.name,
+            devices=devices, n_slots=n_slots, lock_dir=config.get("lock_dir"),
+            attempts=gpu_jobs.attempts(settings), bar=bar)
+    _tell_skipped(done.count(None) - len(raised), tuning_dir)
+    if raised:
+        raise next(iter(raised.values()))
     return [d for d in done if d is not None]
+
+
+def _tell_skipped(n_skipped: int, tuning_dir) -> None:
+    """The API's closing line on the jobs its run skipped (each job said why in its log)."""
+    if n_skipped:
+        log.warning("%d tuning job(s) failed and are skipped: see %s", n_skipped,
+                    Path(tuning_dir) / failures.FAILED_JOBS)
 
 
 def write_results(raw: pd.DataFrame, output_dir, up_thr: float, err_thr: float, platform,

@@ -1,8 +1,8 @@
 """A tuning job's build dir (``optimizations/build_<cfg>/``), as the original keeps it: its
 state (missing, completed, resumable from a GA checkpoint, failed), its preparation for a run
 (a failed or interrupted one cleaned down to its checkpoint, one made from another version of
-its tuning YAML started over) and its failure count. Both doors prepare a build dir here before
-any platform tunes into it (the API's optim.run, the workflow's optimize phase)."""
+its tuning YAML started over) and its failure count. The tuning job of both doors
+(geko_lib.gpu_jobs) prepares a build dir here before any platform tunes into it."""
 
 from __future__ import annotations
 
