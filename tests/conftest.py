@@ -2,6 +2,7 @@ import fcntl
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -9,6 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+# pytest started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler: the Ctrl-C tests (and the
+# processes they start, which inherit an ignored signal across exec) would see no Ctrl-C
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from tests.fast_tier.sitecustomize import starts_workflow
 
