@@ -12,16 +12,10 @@
 set -uo pipefail
 phase=${1:?search or tune}
 out=${OUT:-bench/out}; mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl > "$out/pip_$phase.txt" 2>&1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 GEKO_CACHE_DIR=/tmp/geko_cache_$phase
-timed() {  # label, limit in s, command...
-  local label=$1 limit=$2; shift 2; local t0=$(date +%s.%N)
-  timeout "$limit" "$@" > "$out/$label.log" 2>&1
-  local rc=$?
-  echo "$label rc=$rc wall_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")" \
-    | tee -a "$out/walls.txt"
-}
+res=$out
+. bench/device_lib.sh
+install_wheels "$out/pip_$phase.txt"
+export GEKO_CACHE_DIR=/tmp/geko_cache_$phase
 campaign() {  # label, limit, workdir, snakemake arguments...
   local label=$1 limit=$2 workdir=$3; shift 3
   timed "$label" "$limit" python3 -m snakemake final_libs --profile profiles/h200 "$@" \

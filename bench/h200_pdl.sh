@@ -8,16 +8,9 @@
 # Every step's log and figures go to $RES; walls.txt has each step's exit status and time.
 set -uo pipefail
 res=${RES:-bench/out}; mkdir -p "$res"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl > "$res/pip.txt" 2>&1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 GEKO_CACHE_DIR=/tmp/geko_cache_pdl
-timed() {  # label, limit in s, command...
-  local label=$1 limit=$2; shift 2; local t0=$(date +%s.%N)
-  timeout "$limit" "$@" > "$res/$label.log" 2>&1
-  local rc=$?
-  echo "$label rc=$rc wall_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")" \
-    | tee -a "$res/walls.txt"
-}
+. bench/device_lib.sh
+install_wheels "$res/pip.txt"
+export GEKO_CACHE_DIR=/tmp/geko_cache_pdl
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv > "$res/env.txt"
 python3 -c "import torch, triton, cuda.core, cuda.bindings; print(torch.__version__, \
