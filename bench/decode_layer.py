@@ -89,7 +89,8 @@ class Layer:
     """The weights, caches and static buffers of ``layers`` decode layers of one shard."""
 
     def __init__(self, model: dict, batch: int, layers: int, kv_len: int, device: int):
-        t = __import__("torch")
+        import torch as t
+
         self.t, self.model, self.batch = t, model, batch
         dev = f"cuda:{device}"
         gen = t.Generator(device=dev)

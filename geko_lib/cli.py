@@ -603,9 +603,10 @@ def _own_option(name: str, why: dict[str, str]) -> str | None:
     return next((n for n in why if n.startswith(name) and n.startswith("--")), None)
 
 
-def _config_items(tokens: list[str], first: str | None) -> list[str]:
-    """The ``KEY=VALUE`` items of one ``--config``: its inline one, then the arguments up to
-    the next option (snakemake's nargs="*")."""
+def _option_values(tokens: list[str], first: str | None) -> list[str]:
+    """The values of one option that takes several (``--config``'s ``KEY=VALUE`` items,
+    ``--until``'s rules): its inline one, then the arguments up to the next option
+    (snakemake's nargs="*")."""
     items = [first] if first else []
     for token in tokens:
         if token.startswith("-"):
@@ -670,7 +671,7 @@ def refuse_replacing_options(extra: list[str], keys: dict[str, str],
             raise UsageError("--config twice after --: snakemake keeps only the last (the "
                              "first one's items, and geko's own, would be lost); give every "
                              "item to one")
-        for item in _config_items(extra[at + 1:], inline):
+        for item in _option_values(extra[at + 1:], inline):
             refused = _refused_config_item(item, keys)
             if refused:
                 raise UsageError(refused)
@@ -682,7 +683,7 @@ def snakemake_until(extra: list[str]) -> tuple[str, ...]:
     names: list[str] = []
     for at, _, name, inline in _read_options(extra):
         if _own_option(name, dict.fromkeys(UNTIL_OPTION, "")):
-            names += _config_items(extra[at + 1:], inline)  # its values: up to the next option
+            names += _option_values(extra[at + 1:], inline)  # its values: up to the next option
     return tuple(names)
 
 

@@ -238,6 +238,7 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5,
     the caller's run was interrupted: the child is killed and KeyboardInterrupt raised, so an
     interrupt is never counted as the job's failure. In a process that has initialized CUDA a
     forked child could not use it: there ``fn()`` runs here, unsupervised, and says so."""
+    interrupted = interrupted or (lambda: False)
     if _fork_breaks_cuda():
         log.warning("stall watchdog off for this job: this process has initialized CUDA, "
                     "which a forked job cannot use")
@@ -247,14 +248,14 @@ def supervise(fn, log_path, stall_timeout: float, poll: float = 0.5,
     child = ctx.Process(target=_supervised_child, args=(fn,), daemon=False)
     child.start()
     try:
-        _watch(child, Path(log_path), stall_timeout, poll, interrupted or (lambda: False))
+        _watch(child, Path(log_path), stall_timeout, poll, interrupted)
     except BaseException:
         # Ctrl-C or a SIGTERM of this job: the child, in its own group, got no signal, and a
         # live non-daemon child would keep this process (and Snakemake) waiting for it
         _kill_child(child)
         raise
     if child.exitcode != 0:
-        _raise_failed(child.exitcode, Path(log_path), interrupted or (lambda: False))
+        _raise_failed(child.exitcode, Path(log_path), interrupted)
 
 
 def _watch(child, path: Path, stall_timeout: float, poll: float, interrupted) -> None:
