@@ -1,4 +1,12 @@
-"""The GPU job of a tuning build, written once for both doors.
+"""The GPU jobs of a campaign, each written once for both doors: a dense search's chunk and a
+tuning build.
+
+A search chunk (:class:`SearchChunk`, :func:`search`) searches its GEMMs on a device whole; where
+that fails with a user-facing error and ``retry`` is on, each GEMM alone. It returns every
+candidate, with the original's columns, and the GEMMs that failed with their bench rows. The
+workflow's search_chunk phase and the API's ``search.run`` write them out, each in its own
+layout; the API's chunks keep their candidates stamped for reuse (``search.reuse``), which the
+job asks before it measures a part.
 
 A tuning job tunes one tuning YAML into ``build_<cfg>/3_LibraryLogic`` on a leased device slot,
 supervised (``jobs.supervise``): a job whose log stops growing for ``stall_timeout`` seconds is
@@ -18,10 +26,11 @@ killed and counts as failed. Its policy, the same whichever door it came in by:
   again;
 - while it runs its line is in ``running_jobs.log`` (``tuning.running_jobs``).
 
-The workflow's optimize phase (``phases/optimize.py``) and the API's ``optim.run`` are the
-doors: each says where the job's files are (:class:`TuningJob`) and how it gets its platform
-and device slot. tests/test_api_workflow_parity.py runs a failing and a stalling job through
-both and finds the same files, log lines and counts.
+The workflow's phases (``phases/search_chunk.py``, ``phases/optimize.py``) and the API's
+``search.run`` and ``optim.run`` are the doors: each says where a job's files are and how it
+gets its platform and device. tests/test_api_workflow_parity.py runs a failing and a stalling
+tuning job, and a search chunk with a failing GEMM, through both and finds the same files, log
+lines and counts.
 """
 
 from __future__ import annotations
@@ -32,13 +41,88 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ContextManager
 
-from . import failures, jobs
+import pandas as pd
+
+from . import failures, jobs, original_columns, progress as progress_bar
 from .errors import EnvironmentFailure
+from .gemm import GemmProblem
+from .platforms import RESULT_COLUMNS
 from .log_setup import LOGGER
 from .tuning import build_dir, running_jobs
 
 log = logging.getLogger(LOGGER)
 
+
+# --- a dense search's chunk ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SearchChunk:
+    """One chunk of a dense search: its name, its bench rows (search.configure's; a GEMM may have
+    several), the search's duration per GEMM and whether a failed chunk is retried GEMM by
+    GEMM."""
+
+    name: str
+    rows: tuple
+    duration: float | None
+    retry: bool
+
+    def problems(self) -> list[GemmProblem]:
+        return list(dict.fromkeys(GemmProblem.from_row(row) for row in self.rows))
+
+    def rows_of(self, problems) -> list[dict]:
+        names = {p.name for p in problems}
+        return [row for row in self.rows if gemm_name(row) in names]
+
+
+def gemm_name(row: dict) -> str:
+    return GemmProblem.from_row(row).name
+
+
+class Reuse:
+    """What a door keeps of a chunk's parts between runs: ``reused`` gives a part's candidates
+    an earlier run measured for the same rows (or None: the part is measured), ``keep`` keeps a
+    part's new ones. A part is the chunk (its name) or one retried GEMM (``<chunk>_retry<i>``).
+    This one keeps nothing (the workflow's: Snakemake decides what reruns)."""
+
+    def reused(self, label: str, rows: list[dict]) -> pd.DataFrame | None:
+        return None
+
+    def keep(self, label: str, rows: list[dict], frame: pd.DataFrame) -> None:
+        pass
+
+
+def search(chunk: SearchChunk, platform, device: int, out_dir: Path, reuse: Reuse | None = None,
+           progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, list[dict]]:
+    """Search ``chunk`` on ``device`` (this module's docstring). ``out_dir`` is where the
+    platform may leave its tool logs; ``progress`` counts the whole chunk's GEMMs as they finish
+    (a retried GEMM counts when the job ends). Returns (every candidate, with the original's
+    columns; the failed GEMMs: failures.with_rows)."""
+    problems, reuse = chunk.problems(), reuse or Reuse()
+    retries = iter(range(len(problems)))
+
+    def searched(items: list[GemmProblem]) -> pd.DataFrame:
+        whole = len(items) == len(problems)
+        # a retried GEMM is a part of its own, so a rerun resumes from it too
+        label = chunk.name if whole else f"{chunk.name}_retry{next(retries)}"
+        rows = chunk.rows_of(items)
+        frame = reuse.reused(label, rows)
+        if frame is None:
+            counted = whole and progress and progress_bar.accepts_progress(platform.search)
+            frame = original_columns.add(
+                platform.search(items, out_dir, device, duration=chunk.duration,
+                                **({"progress": progress} if counted else {})),
+                platform.lib_source)
+            reuse.keep(label, rows, frame)
+        return frame
+
+    found, failed = failures.run_with_retry(searched, problems, lambda p: p.name, chunk.retry)
+    frames = [frame for frame in found if len(frame)]
+    candidates = pd.concat(frames, ignore_index=True) if frames else \
+        original_columns.add(pd.DataFrame(columns=list(RESULT_COLUMNS)), platform.lib_source)
+    return candidates, failures.with_rows(failed, chunk.rows, gemm_name)
+
+
+# --- a tuning build ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class TuningJob:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from geko_lib import bench, failures, library, log_setup, optim, phases, search
+from geko_lib import bench, failures, gpu_jobs, library, log_setup, optim, phases, search
 from geko_lib.campaign import integrity, layout, state
 from geko_lib.gemm import GemmProblem
 from geko_lib.optim.optim import tuning_files
@@ -50,9 +50,17 @@ def _stamp(path) -> dict:
 
 def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
                                                                        run_phase):
+    """search.run and the workflow's search_chunk job, each with a GEMM whose search fails:
+    both run the one chunk body (gpu_jobs.search: whole, then the failed chunk GEMM by GEMM)
+    and write the same libraries, failure files and stamps."""
+    bodies = []
+    body = gpu_jobs.search
+    monkeypatch.setattr(gpu_jobs, "search", lambda chunk, *a, **k: bodies.append(
+        (chunk.name, len(chunk.problems()))) or body(chunk, *a, **k))
     winners, api = search_api(tmp_path)
     library.operations.extract_solutions(winners, platform="sim").dump(api / "libs")
     _, flow = search_workflow(tmp_path, run_phase)  # its phases, in the workdir
+    assert [count for _, count in bodies] == [3, 3], bodies  # one chunk of 3 GEMMs, each door
     config = _config(tmp_path, "search", {"search_crash_on": [CRASH]})
     run_phase("libs", tmp_path / "workdir", config)  # search mode: extract
 

@@ -1,5 +1,5 @@
 """Dense search (the original's ``geko.search``): ``configure`` the hipblaslt-bench rows of the
-GEMMs, ``run`` them over devices (``geko_lib.runner``; one chunk: ``search.chunk_search``),
+GEMMs, ``run`` them over devices (``geko_lib.runner``; one chunk: ``gpu_jobs.search``),
 pick the winners. The chunking lives in ``search.chunks``, the row format in ``bench_formats.rows``.
 
 Each GEMM of gemms.csv becomes one row asking for *all* solutions the library's heuristic can
@@ -98,8 +98,8 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     still fails is written to ``failed_jobs.log`` and ``failed_gemms.yaml`` and skipped; the
     GEMMs searched are listed in ``processed.csv``. Returns the winners (the fastest candidate
     per GEMM)."""
-    from .. import failures, runner
-    from . import chunk_search
+    from .. import failures, gpu_jobs, runner
+    from . import reuse
 
     if not configs:
         raise GekoError("search.run() needs configs (the rows of search.configure)")
@@ -109,14 +109,14 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
     bounds = chunk_bounds(len(rows), max_chunk_size, len(devices))
     # where the leases are kept is no option of the measurement
     options = {key: value for key, value in config.items() if key != "lock_dir"}
-    made_for = chunk_search.provenance(plat, options, duration)
+    kept = reuse.StampedChunks(plat, out, reuse.provenance(plat, options, duration))
     out.mkdir(parents=True, exist_ok=True)
 
-    def work(bound: tuple[int, int], lease) -> tuple[list, list[dict]]:
-        chunk_rows = rows[bound[0]:bound[1] + 1]
-        found, gone = chunk_search.run_chunk(plat, chunk_rows, chunk_name(*bound), out,
-                                             lease.device, duration, made_for, retry)
-        bar.done(len(chunk_rows), len(gone))
+    def work(bound: tuple[int, int], lease) -> tuple[pd.DataFrame, list[dict]]:
+        chunk = gpu_jobs.SearchChunk(chunk_name(*bound), tuple(rows[bound[0]:bound[1] + 1]),
+                                     duration, retry)
+        found, gone = gpu_jobs.search(chunk, plat, lease.device, out, kept)
+        bar.done(len(chunk.rows), len(gone))
         return found, gone
 
     with runner.Bar(len(rows), "search") as bar:
@@ -124,7 +124,7 @@ def run(hipblaslt_path=None, configs=None, output_dir="workdir/search", devices=
                                 namespace=plat.name, devices=devices,
                                 lock_dir=config.get("lock_dir"))
     failures.write_failure_files(out, [entry for _, gone in results for entry in gone])
-    frames = [frame for found, _ in results for frame in found]
+    frames = [found for found, _ in results if len(found)]
     if not frames:
         raise GekoError(f"dense search: every GEMM failed; see {out / failures.FAILED_JOBS}")
     candidates = pd.concat(frames, ignore_index=True)
