@@ -255,8 +255,21 @@ def peer_wins(frame: pd.DataFrame, peer: str, margin: float = 0.01) -> list[str]
         return []
     ours = frame[shipped].fillna(frame["default"])
     faster = frame[peer] * (1 + margin) < ours
-    return [f"{row['gemm']}: {peer} {row[peer]:.2f} us, {shipped} {ours[i]:.2f} us"
-            for i, row in frame[faster].iterrows()]
+    return [f"{row['gemm']}: {peer} {row[peer]:.2f} us, {shipped} {ours[i]:.2f} us "
+            f"({why_slower(row, ours[i], peer, margin)})" for i, row in frame[faster].iterrows()]
+
+
+def why_slower(row, ours: float, peer: str, margin: float) -> str:
+    """Why a GEMM ships slower than ``peer``: the campaign never searched it (summarize left it
+    out: keep_thr), the keep rule kept the default (the search's own best was within margin of
+    the peer here, but not up_thr faster than the default there), or the search's pick is
+    itself slower (its timing ranked the candidates otherwise)."""
+    found = row.get("geko_search")
+    if found is None or pd.isna(found):
+        return "not searched: left out of the campaign's GEMMs"
+    if found <= row[peer] * (1 + margin) and ours >= row["default"]:
+        return f"keep rule: the search's best {found:.2f} us was not up_thr faster than the default"
+    return f"search's pick: {found:.2f} us"
 
 
 def main():
