@@ -105,9 +105,24 @@ def test_peer_faster_than_what_geko_ships_is_listed(bench):
     data = frame()
     data["nvmath_top8"] = [8.0, 3.99, 1300.0]  # 11% faster, 0.25% faster, a tie
     (win,) = bench.peer_wins(data, "nvmath_top8")
-    assert win == "decode: nvmath_top8 8.00 us, final 9.00 us"
+    assert win == "decode: nvmath_top8 8.00 us, final 9.00 us (not searched: left out of the " \
+        "campaign's GEMMs)"
     # with a combined library, that is what geko ships
     data["combined"] = [7.9, 4.0, 1300.0]
     assert bench.peer_wins(data, "nvmath_top8") == []
     data["floor"], _ = bench.honest_floor(data, matmul_tflops=700.0)
     assert bench.summarize_runs(data)["nvmath_top8_faster"] == []
+
+
+def test_each_gemm_shipped_slower_than_the_peer_says_why(bench):
+    data = frame()
+    data["nvmath_top8"] = [8.0, 3.5, 1200.0]
+    # decode: the search found 9.5 us and shipped it; small: its best (3.52) was kept out by the
+    # keep rule; prefill was never searched
+    data["geko_search"] = [9.5, 3.52, float("nan")]
+    data.loc[0, "final"] = 9.5
+    wins = bench.peer_wins(data, "nvmath_top8")
+    assert [w.split(" (")[1] for w in wins] == [
+        "search's pick: 9.50 us)",
+        "keep rule: the search's best 3.52 us was not up_thr faster than the default)",
+        "not searched: left out of the campaign's GEMMs)"]
