@@ -14,6 +14,7 @@ which ends the tools the running ones started and raises :class:`Interrupted` (a
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 import threading
@@ -42,7 +43,8 @@ _seen = threading.Event()
 
 def watch() -> None:
     """Snakemake's process (the Snakefile calls it): note a Ctrl-C, which Snakemake then handles
-    as before, so the ``onerror`` hook can say the run was interrupted (:func:`tell_if_seen`)."""
+    as before, so the ``onerror`` hook can say the run was interrupted (:func:`tell_if_seen`),
+    and Snakemake's reports of the jobs it stopped are not printed (:func:`quiet_after_ctrl_c`)."""
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or not callable(previous):
         return  # where SIGINT is ignored (a background run) it stays so
@@ -52,11 +54,39 @@ def watch() -> None:
         previous(signum, frame)
 
     signal.signal(signal.SIGINT, noted)
+    logging.getLogger(SNAKEMAKE_LOGGER).addFilter(quiet_after_ctrl_c)
 
 
 def tell_if_seen() -> None:
     if _seen.is_set():
         tell()
+
+
+# Snakemake's logger: a filter on it (not on a handler) holds for every handler Snakemake gives
+# it, the terminal's and .snakemake/log's alike, whichever it sets up after the Snakefile is read
+SNAKEMAKE_LOGGER = "snakemake.logging"
+# what Snakemake logs for a job that failed: the job's exception (event "error" of a
+# RuleException: "CalledProcessError ... exit status 130") and its "Error in rule" block
+# (event "job_error", with the job's log under show-failed-logs; "group_error" for a group)
+_JOB_FAILURE_EVENTS = frozenset({"job_error", "group_error"})
+_JOB_EXCEPTION = "RuleException"
+# its closing error when any job failed, which after a Ctrl-C says no more than tell() does
+_JOBS_UNFINISHED = "At least one job did not complete successfully"
+
+
+def quiet_after_ctrl_c(record: logging.LogRecord) -> bool:
+    """A ``logging`` filter for Snakemake's logger: once a Ctrl-C was seen, drop its reports of
+    failed jobs. Every job still running was stopped by the Ctrl-C (they exit 130, each with an
+    ``Error in rule`` block and its exception, two or more blocks where one line is due); none of
+    them failed on its own, and a rerun redoes them all. Snakemake's other errors still show."""
+    return not (_seen.is_set() and reports_failed_job(record))
+
+
+def reports_failed_job(record: logging.LogRecord) -> bool:
+    event = str(getattr(record, "event", None) or "")
+    return (event in _JOB_FAILURE_EVENTS
+            or getattr(record, "exception", None) == _JOB_EXCEPTION
+            or _JOBS_UNFINISHED in str(record.msg))
 
 
 def descendants(pid: int) -> list[psutil.Process]:
