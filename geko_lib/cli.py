@@ -696,7 +696,8 @@ def snakemake_command(config_path: Path, config: dict, target: str, cores: int,
             "--cores", str(cores), "--resources", f"gpu={len(config['devices'])}",
             f"gpu_slot={len(config['devices']) * config['n_slots']}",
             "--scheduler", "greedy", "--rerun-incomplete", "--keep-going",
-            *extra]
+            # the bookkeeping rules run in snakemake's process (campaign.rules: in_process)
+            "--force-use-threads", *extra]
 
 
 def child_environment(config: dict) -> dict:

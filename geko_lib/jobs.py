@@ -9,6 +9,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -60,10 +61,12 @@ class _NotLibraryWarning(logging.Filter):
         return record.name != "py.warnings"
 
 
-def setup_logging(log_path, verbosity: int) -> None:
+def setup_logging(log_path, verbosity: int, own_thread: bool = False) -> None:
     """The job log gets every line at ``verbosity``; the terminal (shared by parallel jobs,
     where table rows of several jobs would interleave) gets the job's own warnings and errors.
-    Without a log file the terminal gets everything."""
+    Without a log file the terminal gets everything. ``own_thread``: only this thread's lines,
+    for a job in a process that goes on (Snakemake's: its scheduler logs from other threads
+    through the same root logger)."""
     handlers = []
     terminal = logging.StreamHandler(sys.stderr)
     if log_path:
@@ -73,21 +76,45 @@ def setup_logging(log_path, verbosity: int) -> None:
         terminal.addFilter(_NotLibraryWarning())
         progress.draw_terminal_bars(False)  # parallel jobs' bars would garble the terminal
     handlers.append(terminal)
+    if own_thread:
+        ident = threading.get_ident()
+        for handler in handlers:
+            handler.addFilter(lambda record: record.thread == ident)
     logging.basicConfig(level=LEVELS[verbosity], force=True,
                         handlers=[log_setup.attach(h) for h in handlers])
     logging.captureWarnings(True)
 
 
-def run(main, job, companions: bool = False) -> None:
+@contextlib.contextmanager
+def logging_restored():
+    """The process's logging (the root logger's handlers and level, warnings capture, the
+    terminal bars) as it was, after a job that set up its own (setup_logging) in a process that
+    goes on: Snakemake's, for an in-process job."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    bars = progress.terminal_bars_drawn()
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.captureWarnings(False)
+        progress.draw_terminal_bars(bars)
+
+
+def run(main, job, companions: bool = False, own_thread: bool = False) -> None:
     """Run ``main(job)`` with logging to the job log, its inputs' stamps checked and its outputs
     stamped (``companions``: the files it writes beside them too). A user error, or the
     system's refusal of a path (``path_errors``), is said once, one clear line (in the job log,
     or on stderr where that log cannot be written) instead of a traceback, and raised: the
     workflow script's entry (phases.run_script) turns it into exit 1, an in-process caller
-    gets it."""
+    gets it. ``own_thread``: the job's log takes this thread's lines only (setup_logging)."""
     try:
         with path_errors.translated():  # a job log that cannot be written
-            setup_logging(job.log[0] if job.log else None, job.config["verbosity"])
+            setup_logging(job.log[0] if job.log else None, job.config["verbosity"], own_thread)
     except USER_ERRORS as exc:
         print(f"geko: error: {exc}", file=sys.stderr)
         raise

@@ -46,6 +46,10 @@ def draw_terminal_bars(enabled: bool) -> None:
     _terminal_bars = bool(enabled)
 
 
+def terminal_bars_drawn() -> bool:
+    return _terminal_bars
+
+
 def default_interval() -> float:
     text = os.environ.get(ENV_INTERVAL, "")
     try:

@@ -113,7 +113,8 @@ def test_every_option_geko_passes_snakemake_is_refused_after_the_dashes():
     command = cli.snakemake_command(Path("c.yaml"), config, "final_libs", 2, [])
     passed = {word for word in command if word.startswith("-")} - {"-m"}
     refused = {name for names in cli.OWN_OPTIONS for name in names}
-    repeatable = {"--rerun-incomplete", "--keep-going"}  # flags: given twice, the same
+    # flags: given twice, the same
+    repeatable = {"--rerun-incomplete", "--keep-going", "--force-use-threads"}
     assert passed - refused - repeatable == {"--config"}  # --config: checked key by key
     assert "--until" in cli.UNTIL_OPTION
 

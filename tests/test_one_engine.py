@@ -109,6 +109,40 @@ def test_every_workflow_script_is_one_phase_call():
         assert phases.function(calls[0])
 
 
+def _rule_bodies() -> dict[str, str]:
+    """Each workflow rule's text, by name."""
+    texts = [p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")]
+    return {m.group(1): m.group(2) for text in texts for m in re.finditer(
+        r"^(?:rule|checkpoint) (\w+):\n((?:[ \t]+.*\n|\n)*)", text, re.M)}
+
+
+def test_each_rule_runs_its_phase_in_process_or_as_a_script_as_the_table_says():
+    """The bookkeeping rules (campaign.rules: in_process) run their phase in Snakemake's
+    process, every other rule as its one-line script; no script is left that no rule runs."""
+    bodies = _rule_bodies()
+    for rule in phases.RULES:
+        body = bodies[rule.name]
+        if rule.in_process:
+            assert rule.local, rule.name
+            assert f'in_process("{rule.name}", input, output, params, wildcards, threads, ' \
+                   "resources, log)" in body and "script:" not in body, rule.name
+        else:
+            assert f'rule_script("{rule.name}")' in body and "run:" not in body, rule.name
+    scripted = {phase for rule in phases.RULES if not rule.in_process for phase in rule.phases}
+    assert {p.stem for p in (ROOT / "workflow" / "scripts").glob("*.py")} == scripted
+
+
+def test_the_profiles_and_the_geko_command_run_jobs_in_threads():
+    """Without --force-use-threads Snakemake starts a whole Snakemake process per run: job."""
+    from geko_lib import cli
+
+    for profile in (ROOT / "profiles").glob("*/config.yaml"):
+        assert yaml.safe_load(profile.read_text()).get("force-use-threads") is True, profile
+    command = cli.snakemake_command(Path("c.yaml"), {"devices": [0], "n_slots": 1},
+                                    "final_libs", 1, [])
+    assert "--force-use-threads" in command
+
+
 def test_checking_the_rules_names_what_differs():
     with pytest.raises(RuntimeError, match="not declared \\['extra'\\]"):
         phases.check_rules([SimpleNamespace(name=name) for name in

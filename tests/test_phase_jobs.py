@@ -36,6 +36,39 @@ def test_the_workflow_scripts_entry_turns_a_failure_into_exit_1(tmp_path, capsys
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_an_in_process_job_logs_only_its_own_lines_and_leaves_the_process_logging_as_it_was(
+        tmp_path, monkeypatch):
+    """Snakemake's process (an in-process rule): the job's log takes none of the lines other
+    threads log meanwhile (Snakemake's scheduler logs through the root logger), and the root
+    logger's handlers are Snakemake's again after the job; a failure is one line, no
+    traceback of geko's."""
+    import logging
+    import threading
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    job = _bad_ingest(tmp_path)
+    scheduler_said = threading.Event()
+
+    def scheduler():
+        logging.getLogger("snakemake.logging").error("Select jobs to execute...")
+        scheduler_said.set()
+
+    def failing(job):  # the scheduler logs while the job runs
+        threading.Thread(target=scheduler).start()
+        scheduler_said.wait(5)
+        raise GekoError("a refused row\nand its detail")
+
+    phases.jobs.run(lambda j: None, job)  # any earlier job of the process: its handlers stay
+    root.handlers[:] = before
+    monkeypatch.setattr(phases, "function", lambda phase: failing)
+    with pytest.raises(phases.JobFailed, match="^a refused row$"):
+        phases.run_in_snakemake(job, "ingest")
+    text = Path(job.log[0]).read_text()
+    assert "a refused row" in text and "Select jobs" not in text
+    assert root.handlers == before
+
+
 def test_a_job_of_the_table_has_its_log_where_the_table_says_and_a_first_attempt():
     chunk = Job.for_rule("search_chunk", Paths("c.yaml"), Paths("c.csv"), {},
                          wildcards=Paths(chunk="gemms_0-2"))

@@ -118,6 +118,14 @@ class Rule:
         return self.log or self.name
 
     @property
+    def in_process(self) -> bool:
+        """Whether its jobs run in Snakemake's own process (a ``run:`` rule in the workflow,
+        geko_lib.phases.run_in_snakemake): the bookkeeping rules, CPU-only and mostly under a
+        second, where starting an interpreter per job cost more than the job. The ingest keeps
+        a process of its own: a log of a million rows takes a minute and a gigabyte."""
+        return self.local and self.name not in OWN_PROCESS
+
+    @property
     def output(self) -> str:
         """The layout pattern of the output that shows a job done."""
         item = self.outputs[self.done] if self.done else next(iter(self.outputs.values()))
@@ -294,6 +302,7 @@ BY_NAME = {rule.name: rule for rule in RULES}
 
 # the targets a user asks for (Snakefile): they only gather files, so they run where snakemake runs
 TARGETS = ("final_libs", "search", "bench", "tune", "prune", "combine")
+OWN_PROCESS = ("ingest",)  # local rules whose jobs still run in a process of their own
 LOCAL_RULES = TARGETS + tuple(rule.name for rule in RULES if rule.local)
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
+import threading
+import warnings
 from dataclasses import dataclass, field
 
 from .. import interrupt, jobs, resources as own_files  # geko's own files (a Job has a resources field)
@@ -90,10 +92,35 @@ def function(phase: str):
     return importlib.import_module(f"{__name__}.{phase}").run
 
 
-def run(job, phase: str) -> None:
+def run(job, phase: str, own_thread: bool = False) -> None:
     """Run one phase as a job: its log, its inputs checked, its outputs stamped (jobs.run). A
-    user error is logged once and raised."""
-    jobs.run(function(phase), job, companions=has_companions(job.rule))
+    user error is logged once and raised. ``own_thread``: its log takes only this thread's
+    lines (a job inside Snakemake's process)."""
+    jobs.run(function(phase), job, companions=has_companions(job.rule), own_thread=own_thread)
+
+
+class JobFailed(Exception):
+    """An in-process job's user error, already said in its job log: Snakemake prints this one
+    line in its error block instead of geko's traceback."""
+
+
+_IN_PROCESS = threading.Lock()
+
+
+def run_in_snakemake(job: Job, phase: str) -> None:
+    """A rule's phase in Snakemake's own process (a ``run:`` rule: the rule table's in_process
+    rules, CPU-only bookkeeping that takes under a second, where an interpreter's start-up per
+    job would cost more than the job). One such job at a time: they share the process's
+    logging, and the interpreter lock would run them one at a time anyway. The process's
+    logging is as it was after the job; a user error (said in the job log) fails the job."""
+    # fresh warning filters: a warning shown once in this process is shown again to this job
+    with _IN_PROCESS, jobs.logging_restored(), warnings.catch_warnings():
+        warnings.simplefilter("default")
+        try:
+            run(job, phase, own_thread=True)
+        except jobs.USER_ERRORS as exc:
+            raise JobFailed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) \
+                from None
 
 
 def run_script(smk, phase: str) -> None:

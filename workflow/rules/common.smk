@@ -4,7 +4,7 @@ import sys
 
 from snakemake.utils import validate
 
-from geko_lib import config_schema, path_errors, resources, workload
+from geko_lib import config_schema, path_errors, phases, resources, workload
 from geko_lib.bench_formats import rows as bench_rows
 from geko_lib.campaign import layout, rules as table
 
@@ -197,6 +197,13 @@ def rule_retries(name):
 
 def rule_log(name):
     return table.BY_NAME[name].log_pattern()
+
+
+def in_process(name, input, output, params, wildcards, threads, resources, log):
+    """A ``run:`` rule's job: its phase in this process (geko_lib.phases.run_in_snakemake)."""
+    job = phases.Job(name, input, output, config, params, wildcards, list(log), resources,
+                     threads=threads)
+    phases.run_in_snakemake(job, table.BY_NAME[name].phase(MODE))
 
 
 def rule_script(name):

@@ -20,5 +20,5 @@ rule integrate:
         **rule_output("integrate"),
     log:
         rule_log("integrate"),
-    script:
-        rule_script("integrate")
+    run:
+        in_process("integrate", input, output, params, wildcards, threads, resources, log)

@@ -10,8 +10,8 @@ checkpoint libs:
         **rule_output("libs"),
     log:
         rule_log("libs"),
-    script:
-        rule_script("libs")
+    run:
+        in_process("libs", input, output, params, wildcards, threads, resources, log)
 
 
 rule create_library:
@@ -21,8 +21,8 @@ rule create_library:
         **rule_output("create_library"),
     log:
         rule_log("create_library"),
-    script:
-        rule_script("create_library")
+    run:
+        in_process("create_library", input, output, params, wildcards, threads, resources, log)
 
 
 rule bench_input:
@@ -34,8 +34,8 @@ rule bench_input:
         **rule_params("bench_input"),
     log:
         rule_log("bench_input"),
-    script:
-        rule_script("bench_input")
+    run:
+        in_process("bench_input", input, output, params, wildcards, threads, resources, log)
 
 
 rule bench_reference:

@@ -45,5 +45,5 @@ rule plots:
         **rule_params("plots"),
     log:
         rule_log("plots"),
-    script:
-        rule_script("plots")
+    run:
+        in_process("plots", input, output, params, wildcards, threads, resources, log)

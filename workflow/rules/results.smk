@@ -12,8 +12,8 @@ rule analyze:
         **rule_params("analyze"),
     log:
         rule_log("analyze"),
-    script:
-        rule_script("analyze")
+    run:
+        in_process("analyze", input, output, params, wildcards, threads, resources, log)
 
 
 rule ship_final_libs:
@@ -23,8 +23,8 @@ rule ship_final_libs:
         **rule_output("ship_final_libs"),
     log:
         rule_log("ship_final_libs"),
-    script:
-        rule_script("ship_final_libs")
+    run:
+        in_process("ship_final_libs", input, output, params, wildcards, threads, resources, log)
 
 
 rule ship_full_libs:
@@ -34,8 +34,8 @@ rule ship_full_libs:
         **rule_output("ship_full_libs"),
     log:
         rule_log("ship_full_libs"),
-    script:
-        rule_script("ship_full_libs")
+    run:
+        in_process("ship_full_libs", input, output, params, wildcards, threads, resources, log)
 
 
 rule exports:
@@ -48,8 +48,8 @@ rule exports:
         **rule_output("exports"),
     log:
         rule_log("exports"),
-    script:
-        rule_script("exports")
+    run:
+        in_process("exports", input, output, params, wildcards, threads, resources, log)
 
 
 rule combine_libs:

@@ -12,8 +12,8 @@ checkpoint search_configure:
         **rule_params("search_configure"),
     log:
         rule_log("search_configure"),
-    script:
-        rule_script("search_configure")
+    run:
+        in_process("search_configure", input, output, params, wildcards, threads, resources, log)
 
 
 rule search_chunk:
@@ -38,5 +38,5 @@ rule winners:
         **rule_output("winners"),
     log:
         rule_log("winners"),
-    script:
-        rule_script("winners")
+    run:
+        in_process("winners", input, output, params, wildcards, threads, resources, log)

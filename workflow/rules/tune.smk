@@ -12,8 +12,8 @@ checkpoint configure:
         **rule_params("configure"),
     log:
         rule_log("configure"),
-    script:
-        rule_script("configure")
+    run:
+        in_process("configure", input, output, params, wildcards, threads, resources, log)
 
 
 rule optimize:

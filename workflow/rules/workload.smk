@@ -40,8 +40,8 @@ rule baseline:
         **rule_params("baseline"),
     log:
         rule_log("baseline"),
-    script:
-        rule_script("baseline")
+    run:
+        in_process("baseline", input, output, params, wildcards, threads, resources, log)
 
 
 rule summarize:
@@ -53,5 +53,5 @@ rule summarize:
         **rule_params("summarize"),
     log:
         rule_log("summarize"),
-    script:
-        rule_script("summarize")
+    run:
+        in_process("summarize", input, output, params, wildcards, threads, resources, log)
