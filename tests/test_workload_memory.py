@@ -65,6 +65,32 @@ def test_a_second_document_start_in_a_later_block_goes_to_pyyaml(tmp_path, monke
         workload.read(path)
 
 
+def test_rows_parsed_a_chunk_at_a_time_are_the_reference_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(mask64, "_BLOCK", 5)
+    monkeypatch.setattr(mask64, "_CHUNK", 2)  # chunks of plain rows, and chunks of others
+    rows = _rows(6)
+    other_keys = rows[1].replace("}\n", ", call_count: 3}\n")
+    pyyaml_value = rows[2].replace("M: 4096", "M: 0x1000")  # YAML 1.1's hex: PyYAML reads it
+    lines = (["# a comment\n"] + rows[:4] + [other_keys, pyyaml_value] + rows[4:] + rows[:3]
+             + ["\n"] + [rows[5].replace("K: 4096", "K: 4096 ")])
+    table_ = _same_as_reference(_log(tmp_path, lines))
+    assert len(table_) == 6
+
+
+def test_errors_in_a_chunk_of_rows_name_its_first_bad_line(tmp_path):
+    rows = _rows(4)
+    truncated = rows[1][:-2] + "\n"
+    path = tmp_path / "bad.yaml"
+    path.write_bytes("".join(rows[:1] + [truncated] + rows[2:3]).encode() + b"M: \xff\n")
+    with pytest.raises(workload.WorkloadError) as caught:
+        workload.read(path)
+    assert (caught.value.line, caught.value.field) == (2, "syntax")
+    path.write_bytes("".join(rows[:2]).encode() + b"- {M: \0}\n" + truncated.encode())
+    with pytest.raises(workload.WorkloadError) as caught:
+        workload.read(path)
+    assert (caught.value.line, caught.value.field) == (3, "encoding")
+
+
 def test_the_duplicate_check_agrees_with_pandas():
     df = pd.DataFrame({"a": [1, 1, 2, 1, 2], "f": [0.0, -0.0, np.nan, 0.0, np.nan],
                        "s": ["x", "x", "y", "x", "y"], "b": [True, True, False, False, False]})

@@ -26,11 +26,13 @@ log = logging.getLogger(LOGGER)
 
 
 _BLOCK = 1 << 16  # lines counted at a time
+_CHUNK = 1 << 8  # lines parsed together (more: slower, the parts fall out of the CPU's cache)
 
 
-def _distinct_lines(path):
-    """(line, its first line number, how often it occurs) of each distinct line of a block of
-    lines at a time, in the order lines first occur (a line may recur in later blocks)."""
+def _distinct_blocks(path):
+    """(lines, their first line numbers, how often each occurs) of the distinct lines of a
+    block of lines at a time, in the order lines first occur (a line may recur in later
+    blocks)."""
     try:
         handle = open(path, "rb")
     except OSError as exc:
@@ -43,9 +45,10 @@ def _distinct_lines(path):
                 return
             # each line's first offset (the last written wins, walking backwards), and its
             # count in the order lines first occur: both counted in C
-            first = dict(zip(reversed(block), range(len(block) - 1, -1, -1)))
-            for raw, count in Counter(block).items():
-                yield raw, start + first[raw], count
+            first = dict(zip(reversed(block), range(start + len(block) - 1, start - 1, -1)))
+            counts = Counter(block)
+            lines = list(counts)
+            yield lines, list(map(first.__getitem__, lines)), list(counts.values())
             start += len(block)
 
 
@@ -56,69 +59,106 @@ def _same_row(result, keys: tuple, values: list) -> bool:
         list(map(type, result[1])) == list(map(type, values))
 
 
+_SKIP = "skip"  # a line that holds no row
+
+
+def _parse_line(raw: bytes, number: int, repeat: int, parse, skipped: set, started: bool, path):
+    """(keys, values) of one line; ``_SKIP`` for a blank or comment line or the document start
+    (added to ``skipped``); None where the file is not one row per line (PyYAML reads it)."""
+    if raw in skipped:
+        if raw.strip() == b"---":
+            return None  # a second document start: PyYAML says what it is
+        return _SKIP
+    try:
+        s = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        _decode(raw, path, lambda: number)  # raises with the line number
+    if "\0" in s:
+        _decode(raw, path, lambda: number)  # raises (NUL byte)
+    if number == 1 and s[:1] == "\ufeff":  # byte-order mark
+        s = s[1:].strip()
+    if not s or s[0] == "#" or (s == "---" and not started and repeat == 1):
+        skipped.add(raw)
+        return _SKIP
+    result = parse(s)
+    if result.__class__ is not tuple:
+        if result == _NOT_FLOW:
+            _check_not_trace(s, path, number)
+            return None  # block-style YAML or another layout: PyYAML reads the file
+        if result == _TRUNCATED:
+            raise WorkloadError(path, number, "syntax", "truncated row: '{' is never "
+                                                        "closed (was the log cut off?)")
+        # mangled ': , : ,' pairs: the original's cleanup, then the fast parser again;
+        # anything else unusual: PyYAML for this line (raw, then cleaned)
+        cleaned = cleanup_mangled_pairs(s)
+        result = parse(cleaned) if cleaned != s else _LINE_YAML
+        if result.__class__ is not tuple:
+            result = _parse_line_yaml(s, path, number)
+    return result
+
+
 def _read_yaml_fast(path) -> _Rows | None:
     """Each distinct line through the flow parser as the file is read, a block of lines at a
-    time, in the order lines first occur; None where the file is not one-row-per-line YAML.
-    A line is not kept once parsed (a 1M-row log of distinct lines is 0.5 GB of text): it is
-    known again in a later block by its hash, and told from another line of the same hash by
-    what it parses to (the same keys, values and types make the same row)."""
+    time (a few hundred of its rows together), in the order lines first occur; None where the
+    file is not one-row-per-line YAML. A line is not kept once parsed (a 1M-row log of
+    distinct lines is 0.5 GB of text): it is known again in a later block by its hash, and
+    told from another line of the same hash by what it parses to (the same keys, values and
+    types make the same row)."""
     numbers = array("q")  # each row's first line number
     rows = _Rows(path, numbers.__getitem__)
     rows.warn_unknown_fields = True
     rows.repeats = repeats = []  # call_count is multiplied by these after validation
-    parse = _FlowParser().parse
+    parser = _FlowParser()
     add_keys, add_values, add_repeat, add_number = rows.keys.append, rows.values.append, \
         repeats.append, numbers.append
     by_hash: dict[int, int] = {}  # hash of a line -> its row
     collided: dict[tuple, int] = {}  # (hash, the row's repr) -> its row, for lines sharing a hash
     skipped: set[bytes] = set()  # blank and comment lines, the document start
     started = False  # a row was seen (a '---' document start is allowed only before, once)
-    for raw, number, repeat in _distinct_lines(path):
-        if raw in skipped:
-            if raw.strip() == b"---":
-                return None  # a second document start: PyYAML says what it is
-            continue
-        try:
-            s = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            _decode(raw, path, lambda: number)  # raises with the line number
-        if "\0" in s:
-            _decode(raw, path, lambda: number)  # raises (NUL byte)
-        if number == 1 and s[:1] == "\ufeff":  # byte-order mark
-            s = s[1:].strip()
-        if not s or s[0] == "#" or (s == "---" and not started and repeat == 1):
-            skipped.add(raw)
-            continue
-        started = True
-        result = parse(s)
-        if result.__class__ is not tuple:
-            if result == _NOT_FLOW:
-                _check_not_trace(s, path, number)
-                return None  # block-style YAML or another layout: PyYAML reads the file
-            if result == _TRUNCATED:
-                raise WorkloadError(path, number, "syntax", "truncated row: '{' is never "
-                                                            "closed (was the log cut off?)")
-            # mangled ': , : ,' pairs: the original's cleanup, then the fast parser again;
-            # anything else unusual: PyYAML for this line (raw, then cleaned)
-            cleaned = cleanup_mangled_pairs(s)
-            result = parse(cleaned) if cleaned != s else _LINE_YAML
-            if result.__class__ is not tuple:
-                result = _parse_line_yaml(s, path, number)
-        key = hash(raw)
-        row = by_hash.get(key)
-        if row is not None and not _same_row(result, rows.keys[row], rows.values[row]):
-            told = (key, repr(result))  # repr tells 1, 1.0 and True apart
-            row = collided.get(told)
-            if row is None:
-                collided[told] = len(numbers)
-        if row is not None:  # the line met in an earlier block
-            repeats[row] += repeat
-            continue
-        by_hash.setdefault(key, len(numbers))
-        add_keys(result[0])
-        add_values(result[1])
-        add_repeat(repeat)
-        add_number(number)
+    for lines, first_numbers, counts in _distinct_blocks(path):
+        for at in range(0, len(lines), _CHUNK):
+            chunk = lines[at:at + _CHUNK]
+            chunk_numbers, chunk_counts = first_numbers[at:at + _CHUNK], counts[at:at + _CHUNK]
+            # a chunk of plain rows is parsed together; any other line by line, so that its
+            # errors come in the order of its lines
+            parsed = parser.parse_rows(chunk)
+            if parsed is not None:
+                keys, values = parsed
+                hashes = list(map(hash, chunk))
+                if by_hash.keys().isdisjoint(hashes) and len(set(hashes)) == len(hashes):
+                    # all new rows (the usual case): added together
+                    by_hash.update(zip(hashes, range(len(numbers), len(numbers) + len(chunk))))
+                    rows.keys.extend([keys] * len(chunk))
+                    rows.values.extend(values)
+                    repeats.extend(chunk_counts)
+                    numbers.extend(chunk_numbers)
+                    started = True
+                    continue
+                parsed = [(keys, row) for row in values]
+            for raw, number, repeat, result in zip(chunk, chunk_numbers, chunk_counts,
+                                                   parsed or [None] * len(chunk)):
+                if result is None:
+                    result = _parse_line(raw, number, repeat, parser.parse, skipped, started, path)
+                    if result is _SKIP:
+                        continue
+                    if result is None:
+                        return None
+                started = True
+                key = hash(raw)
+                row = by_hash.get(key)
+                if row is not None and not _same_row(result, rows.keys[row], rows.values[row]):
+                    told = (key, repr(result))  # repr tells 1, 1.0 and True apart
+                    row = collided.get(told)
+                    if row is None:
+                        collided[told] = len(numbers)
+                if row is not None:  # the line met in an earlier block
+                    repeats[row] += repeat
+                    continue
+                by_hash.setdefault(key, len(numbers))
+                add_keys(result[0])
+                add_values(result[1])
+                add_repeat(repeat)
+                add_number(number)
     return rows
 
 

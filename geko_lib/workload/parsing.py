@@ -51,6 +51,7 @@ def _duplicate_key_error(path, line: int | None, dup: _DuplicateKey) -> "Workloa
 
 _FALLBACK = object()  # "the fast parser cannot read this"
 _INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_INTS_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\n-?(?:0|[1-9][0-9]*))*")  # _INT_RE's, a line each
 _FLOAT_RE = re.compile(r"-?[0-9]+\.[0-9]*\Z")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORDS = {
@@ -115,13 +116,15 @@ class _FlowParser:
 
     The line body is split on ``", "`` into ``"key: value"`` parts; each distinct part is checked
     and converted once (exactly one ``": "``, an identifier key, a plain scalar value without
-    ``,``/``:``) and cached, so a line whose parts were all seen before costs one ``split`` and two
-    ``map`` calls. A part that fails the check sends the line to PyYAML.
+    ``,``/``:``) and cached, so a line whose parts were all seen before costs one ``split`` and
+    three ``map`` calls. A part that fails the check sends the line to PyYAML.
     """
 
     def __init__(self):
-        self.values: dict[str, object] = {}  # part -> converted value
         self.keys: dict[str, str] = {}  # part -> key
+        # key -> {part -> converted value}: a column of parts is looked up in its key's parts
+        # alone, so that one lookup both converts it and checks it holds that key
+        self.by_key: dict[str, dict[str, object]] = {}
         self.bad: set[str] = set()  # parts the fast parser cannot read
         self.key_tuples: dict[tuple, tuple] = {}  # one shared tuple object per key sequence
 
@@ -139,23 +142,84 @@ class _FlowParser:
                 return _TRUNCATED if "}" not in body else _LINE_YAML
             inner = body[1:-1]
         parts = inner.split(", ")
+        keys = self._keys(parts)
+        if keys is None:
+            return _LINE_YAML
+        values = list(map(dict.__getitem__, map(self.by_key.__getitem__, keys), parts))
+        return keys, values
+
+    def parse_rows(self, raws: list[bytes]) -> tuple[tuple, list[list]] | None:
+        """The keys of the raw lines and each one's values, parsed a column at a time; None
+        unless every line is UTF-8 text in the usual ``- {...}`` layout, all of one key
+        sequence, and every part is one the fast parser reads (then :meth:`parse` reads each
+        line and says why not).
+
+        On a log of distinct rows nearly every line holds a part not seen before (``N: 4711``):
+        line by line, each such line pays a failed lookup, a set difference and a second
+        lookup of all its parts; here only a column holding new parts pays, once for the
+        rows together."""
+        if b"\0" in b"".join(raws):
+            return None
         try:
-            values = list(map(self.values.__getitem__, parts))
+            texts = [raw.decode("utf-8").strip() for raw in raws]
+        except UnicodeDecodeError:
+            return None
+        parts = [s[3:-1].split(", ") for s in texts if s[:3] == "- {" and s[-1:] == "}"]
+        if len(parts) != len(texts) or len(set(map(len, parts))) != 1:
+            return None
+        keys = self._keys(parts[0])
+        if keys is None:
+            return None
+        values = []
+        for key, column in zip(keys, zip(*parts)):
+            known = self.by_key[key]
+            try:
+                values.append(list(map(known.__getitem__, column)))
+            except KeyError:
+                if not self._learn_column(key, column):
+                    return None
+                values.append(list(map(known.__getitem__, column)))
+        return keys, list(map(list, zip(*values)))
+
+    def _learn_column(self, key: str, column) -> bool:
+        """Check and convert a column's parts not seen before; False if one is not ``key``'s
+        (rows of several key sequences) or needs :meth:`_learn`'s checks or PyYAML."""
+        known = self.by_key[key]
+        new = list(set(column).difference(known))
+        prefix = key + ": "  # a key holds no ': ', so this is where partition would split
+        tokens = [part[len(prefix):] for part in new if part.startswith(prefix)]
+        if len(tokens) != len(new):
+            return False
+        # a column of new sizes (the usual case): checked by one match, converted by int()
+        if _INTS_RE.fullmatch("\n".join(tokens)):
+            converted = list(map(int, tokens))
+        else:
+            converted = list(map(_scalar, tokens))
+            if any(value is _FALLBACK for value in converted):
+                return False
+        self.keys.update(dict.fromkeys(new, key))
+        known.update(zip(new, converted))
+        return True
+
+    def _keys(self, parts: list[str]) -> tuple | None:
+        """The keys of a line's parts (one shared tuple per key sequence); None where a part
+        needs PyYAML or a key is repeated (PyYAML then names it)."""
+        try:
+            keys = tuple(map(self.keys.__getitem__, parts))
         except KeyError:
             if not self._learn(parts):
-                return _LINE_YAML
-            values = list(map(self.values.__getitem__, parts))
-        keys = tuple(map(self.keys.__getitem__, parts))
+                return None
+            keys = tuple(map(self.keys.__getitem__, parts))
         shared = self.key_tuples.get(keys)
         if shared is None:
             if len(set(keys)) != len(keys):
-                return _LINE_YAML  # a repeated key: refused there, naming it
+                return None
             shared = self.key_tuples[keys] = keys
-        return shared, values
+        return shared
 
     def _learn(self, parts) -> bool:
         """Check and convert the parts not seen before; False if one needs PyYAML."""
-        new = set(parts).difference(self.values)
+        new = set(parts).difference(self.keys)
         if not new.isdisjoint(self.bad):
             return False
         ok = True
@@ -167,8 +231,8 @@ class _FlowParser:
                 self.bad.add(part)
                 ok = False
             else:
-                self.values[part] = value
                 self.keys[part] = key
+                self.by_key.setdefault(key, {})[part] = value
         return ok
 
 
