@@ -45,6 +45,7 @@ import pandas as pd
 
 from . import failures, jobs, original_columns, progress as progress_bar
 from .errors import EnvironmentFailure
+from .bench_formats.rows import unique_problems
 from .gemm import GemmProblem
 from .platforms import RESULT_COLUMNS
 from .log_setup import LOGGER
@@ -67,7 +68,7 @@ class SearchChunk:
     retry: bool
 
     def problems(self) -> list[GemmProblem]:
-        return list(dict.fromkeys(GemmProblem.from_row(row) for row in self.rows))
+        return unique_problems(self.rows)
 
     def rows_of(self, problems) -> list[dict]:
         names = {p.name for p in problems}

@@ -59,5 +59,9 @@ def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_m
 
 def problems_in_rows(path) -> list[GemmProblem]:
     """Unique problems of a YAML file of hipblaslt-bench rows, in order."""
-    rows = yaml.safe_load(Path(path).read_text()) or []
+    return unique_problems(yaml.safe_load(Path(path).read_text()) or [])
+
+
+def unique_problems(rows) -> list[GemmProblem]:
+    """The problems of hipblaslt-bench rows, each once, in order (a GEMM may have several rows)."""
     return list(dict.fromkeys(GemmProblem.from_row(row) for row in rows))
