@@ -12,3 +12,7 @@ timed() {  # label, limit in s, command...: its log in $res/<label>.log, rc and 
   echo "$label rc=$rc wall_s=$(python3 -c "import time; print(round(time.time() - $t0, 1))")" \
     | tee -a "$res/walls.txt"
 }
+record_gpu() {  # the card, its driver and its state before the run, into the file given
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv > "$1"
+}

@@ -25,8 +25,7 @@ campaign() {  # label, limit, workdir, snakemake arguments...
   tail -3 "$workdir/logs/combine_libs.log" "$workdir"/logs/*final*.log 2>/dev/null \
     >> "$out/walls.txt"
 }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv > "$out/env_$phase.txt"
+record_gpu "$out/env_$phase.txt"
 if [ "$phase" = search ]; then
   timed pytest_gpu "${TESTS_S:-260}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q \
     -o addopts= tests

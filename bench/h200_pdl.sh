@@ -11,8 +11,7 @@ res=${RES:-bench/out}; mkdir -p "$res"
 . bench/device_lib.sh
 install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_pdl
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv > "$res/env.txt"
+record_gpu "$res/env.txt"
 python3 -c "import torch, triton, cuda.core, cuda.bindings; print(torch.__version__, \
 triton.__version__, cuda.core.__version__, cuda.bindings.__version__)" >> "$res/env.txt" 2>&1
 timed pytest_pdl 300 python3 -m pytest -m gpu -p no:cacheprovider -q -rfs \

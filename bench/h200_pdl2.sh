@@ -6,7 +6,7 @@ res=${RES:-bench/out}; mkdir -p "$res"
 . bench/device_lib.sh
 install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_pdl
-nvidia-smi --query-gpu=name,driver_version --format=csv > "$res/env.txt"
+record_gpu "$res/env.txt"
 timed pytest_pdl 300 python3 -m pytest -m gpu -p no:cacheprovider -q -rfs \
   tests/test_cuda_pdl.py tests/test_cuda_cluster.py tests/test_runtime_plans.py \
   tests/test_cuda_compile.py

@@ -11,8 +11,7 @@ res=${RES:-bench/out}; mkdir -p "$res"
 . bench/device_lib.sh
 install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_trust
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv > "$res/env.txt"
+record_gpu "$res/env.txt"
 timed pytest_gpu "${TESTS_S:-300}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
 trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
