@@ -9,11 +9,13 @@ geko's cluster kernels launched plainly and with programmatic dependent launch (
 
 Per model shard and batch: each GEMM's cluster kernel is the fastest verified of its tuning
 seeds (``cluster_gemm.seed_configs``), timed isolated side by side (timing.time_side_by_side:
-graphs, rotating operands, no neighbour); a GEMM no seed runs stays on torch. Then five graphs
+graphs, rotating operands, no neighbour); a GEMM no seed runs stays on torch. Then seven graphs
 of ``--layers`` layers (distinct weights, more bytes than the L2) are captured: ``torch``,
 ``cluster``, ``cluster_pdl``, ``mixed_pdl`` (per GEMM whichever of torch and the cluster
-kernel was faster isolated, PDL on: what a library that keeps only faster kernels ships) and
-``rest`` (the same layer with every GEMM left out: norms, attention, elementwise). Their
+kernel was faster isolated, PDL on: what a library that keeps only faster kernels ships),
+``chosen_pdl`` and ``mixed_chosen`` (the same, early edges only on the GEMMs whose edge alone
+shortened the step in rounds of their own: ``edge_choices``) and ``rest`` (the same layer with
+every GEMM left out: norms, attention, elementwise). Their
 replays are timed interleaved, each round starting one variant later, with CUDA events; the
 median is reported. The GEMMs' time inside the step is the step minus ``rest``; their floor
 is the sum over the layer's GEMMs of max(read of the operand bytes, FLOPs at the measured
@@ -44,7 +46,8 @@ MODELS = {
     "llama3_8b_tp1": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128,
                           intermediate=14336, tp=1),
 }
-VARIANTS = ("torch", "cluster", "cluster_pdl", "mixed_pdl", "rest")
+VARIANTS = ("torch", "cluster", "cluster_pdl", "mixed_pdl", "chosen_pdl", "mixed_chosen",
+            "rest")
 ERR_THR = 1e-2
 
 
@@ -184,6 +187,21 @@ def time_graphs(graphs: list, repeats: int, replays: int = 10) -> list[float]:
     return [statistics.median(s) for s in samples]
 
 
+def edge_choices(layer: Layer, plain: dict, edged: dict, repeats: int, row: dict) -> set:
+    """The GEMMs whose early edge shortens the step: the plain cluster layer timed beside one
+    graph per GEMM with only that GEMM's edges made programmatic (a GEMM on torch has none).
+    Each GEMM's gain (us per step) goes into ``row``; the choice is re-timed after, beside the
+    other variants, in rounds of its own."""
+    names = [g for g in plain if plain[g] is not edged[g]]
+    graphs = [capture(layer, plain)] + [
+        capture(layer, {h: edged[h] if h == g else plain[h] for h in plain}) for g in names]
+    times = time_graphs(graphs, repeats)
+    for g, us in zip(names, times[1:]):
+        row[f"{g}_edge_gain_us"] = times[0] - us
+    del graphs
+    return {g for g, us in zip(names, times[1:]) if us < times[0]}
+
+
 def gemm_floor_us(problem: GemmProblem, device: int, peak_tflops: float) -> float:
     from geko_lib.platforms.cuda import timing
 
@@ -214,12 +232,17 @@ def probe(name: str, batch: int, args, peak: float) -> dict:
         cluster[gemm] = cluster_linear(cfg, problem, False) if cfg else torch_linear
         cluster_pdl[gemm] = cluster_linear(cfg, problem, True) if cfg else torch_linear
         mixed[gemm] = cluster_pdl[gemm] if cfg and us < torch_us else torch_linear
+    chosen = edge_choices(layer, cluster, cluster_pdl, args.repeats, row)
+    with_chosen = {g: cluster_pdl[g] if g in chosen else cluster[g] for g in cluster}
+    mixed_chosen = {g: with_chosen[g] if mixed[g] is not torch_linear else torch_linear
+                    for g in mixed}
     graphs, outputs = [], {}
     for variant, linears in zip(VARIANTS, ({g: torch_linear for g in layer.gemms}, cluster,
-                                           cluster_pdl, mixed, None)):
+                                           cluster_pdl, mixed, with_chosen, mixed_chosen,
+                                           None)):
         graphs.append(capture(layer, linears))
         outputs[variant] = layer.x.clone()
-    for variant in ("cluster", "cluster_pdl", "mixed_pdl"):
+    for variant in ("cluster", "cluster_pdl", "mixed_pdl", "chosen_pdl", "mixed_chosen"):
         row[f"{variant}_error"] = timing.relative_error(outputs[variant],
                                                         outputs["torch"].float())
     times = time_graphs(graphs, args.repeats)
@@ -268,11 +291,17 @@ def main():
             r = rows[-1]
             print(f"{name} b{batch}: step us torch {r['torch_step_us']:.1f}, cluster "
                   f"{r['cluster_step_us']:.1f}, cluster_pdl {r['cluster_pdl_step_us']:.1f}, "
-                  f"mixed_pdl {r['mixed_pdl_step_us']:.1f}, rest {r['rest_step_us']:.1f}; "
+                  f"mixed_pdl {r['mixed_pdl_step_us']:.1f}, chosen_pdl "
+                  f"{r['chosen_pdl_step_us']:.1f}, mixed_chosen {r['mixed_chosen_step_us']:.1f}"
+                  f", rest {r['rest_step_us']:.1f}; "
                   f"GEMMs % floor torch {r['torch_gemm_pct_floor']:.1f}, cluster "
                   f"{r['cluster_gemm_pct_floor']:.1f}, cluster_pdl "
                   f"{r['cluster_pdl_gemm_pct_floor']:.1f}, mixed_pdl "
-                  f"{r['mixed_pdl_gemm_pct_floor']:.1f}; errors "
+                  f"{r['mixed_pdl_gemm_pct_floor']:.1f}, chosen_pdl "
+                  f"{r['chosen_pdl_gemm_pct_floor']:.1f}, mixed_chosen "
+                  f"{r['mixed_chosen_gemm_pct_floor']:.1f}; edge gains us "
+                  + ", ".join(f"{g} {r.get(g + '_edge_gain_us', math.nan):+.2f}"
+                              for g in ("qkv", "o", "gate_up", "down")) + "; errors "
                   f"{r['cluster_error']:.1e}/{r['cluster_pdl_error']:.1e}", flush=True)
             pd.DataFrame(rows).to_csv(args.out / "decode_layer.csv", index=False)
     (args.out / "decode_layer.json").write_text(json.dumps(

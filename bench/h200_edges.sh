@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Issue 39, fifth session: which decode GEMMs gain from an early (programmatic) graph edge in
+# a real layer, and the GPU tier on the tree of the in-process rules. From a copy of the
+# repository root, with the wheels of bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_edges.sh
+# 1. bench/decode_layer.py, with each GEMM's edge timed alone (edge_choices); 2. the whole GPU
+# test tier; 3. bench/pdl_chain.py on the same GEMMs, back to back (does the chain predict the
+# layer?). Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
+set -uo pipefail
+res=${RES:-bench/out}; mkdir -p "$res"
+. bench/device_lib.sh
+install_wheels "$res/pip.txt"
+export GEKO_CACHE_DIR=/tmp/geko_cache_edges
+record_gpu "$res/env.txt"
+timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
+timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
+  -o addopts= tests
+gemms=1280x1x8192,8192x1x1024,7168x1x8192,8192x1x3584,1792x1x5120,5120x1x1280,13824x1x5120
+gemms=$gemms,5120x1x6912,1280x16x8192,7168x16x8192,8192x16x3584,13824x16x5120
+timed pdl_chain "${CHAIN_S:-400}" python3 bench/pdl_chain.py --gemms "$gemms" --out "$res"
+echo done >> "$res/walls.txt"
