@@ -2,6 +2,7 @@
 (Its measuring parts run in tests/test_cuda_gpu.py on a GPU.)"""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -268,6 +269,20 @@ def test_search_a_clear_winner_is_not_retimed(monkeypatch):
                                           "lt_y": [6.5]})
     assert len(gpu.rounds) == 1
     assert rows.loc[["lt_x", "lt_y"], "eligible"].all()
+
+
+def test_search_rows_say_when_each_candidate_was_screened(monkeypatch):
+    """``screen_s``: seconds into the GEMM's screening, in the order the candidates came (the
+    heuristic's list first), so a campaign's rows show how much of the budget its winners
+    needed; the default is never screened."""
+    clock = iter(range(100))
+    monkeypatch.setattr(cp.time, "monotonic", lambda: float(next(clock)))
+    _, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], "lt_x": [6.0],
+                                        "lt_y": [6.5], "lt_z": [7.0]},
+                          cp.SearchSettings(budget_s=1e6))
+    assert math.isnan(rows.loc[cp.DEFAULT_NAME, "screen_s"])
+    at = [rows.loc[n, "screen_s"] for n in ("lt_x", "lt_y", "lt_z")]  # the heuristic's order
+    assert at == sorted(at) and at[0] > 0 and len(set(at)) == 3
 
 
 def test_configure_takes_the_workflow_s_gemm_config(tmp_path):

@@ -356,7 +356,8 @@ class CudaPlatform:
         peers = {cfg for cfg, _ in heuristic[:PEER_TOP]}
         seen = set()
         screened = []
-        deadline = time.monotonic() + s.budget_s
+        start = time.monotonic()
+        deadline = start + s.budget_s
         for position, (cfg, algo) in enumerate(itertools.chain(heuristic, lt.enumerate())):
             if position >= len(heuristic) and (time.monotonic() > deadline
                                                or len(screened) >= s.max_candidates):
@@ -371,17 +372,18 @@ class CudaPlatform:
                 log.info("%s: %s failed to run: %s", problem.name, cfg.name, err)
                 timing.torch().cuda.synchronize()
                 continue
-            screened.append((cfg, algo, quick.us))
+            screened.append((cfg, algo, quick.us, round(time.monotonic() - start, 3)))
         screened.sort(key=lambda c: c[2])
         # the heuristic's first PEER_TOP go to the side-by-side whatever their screening said
         finalists = screened[:s.finalists] + [c for c in screened[s.finalists:] if c[0] in peers]
         rows = [self._row(problem, self.cublaslt_solution(c, device), us, device,
-                          stage="screen", error=math.nan, eligible=False)
-                for c, _, us in screened[s.finalists:] if c not in peers]
+                          stage="screen", error=math.nan, eligible=False, screen_s=at)
+                for c, _, us, at in screened[s.finalists:] if c not in peers]
         default_calls = self.launchers(default, problem, sets, device)
         timed = [(default, default_calls)] + [
             (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
-            for c, a, _ in finalists]
+            for c, a, _, _ in finalists]
+        screen_s = [math.nan] + [at for *_, at in finalists]  # the default is not screened
         timings = timing.time_side_by_side([calls for _, calls in timed])  # same operands
         errors = [timing.checked_error(calls[0], sets[0]) for _, calls in timed]
         timings, tie_lost = self._settle_ties(problem, timed, timings, errors, device)
@@ -393,7 +395,7 @@ class CudaPlatform:
             rows.append(self._row(problem, solution, measured.us, device, stage="final",
                                   error=error, eligible=ok and i not in tie_lost,
                                   spread_pct=round(100 * measured.spread, 3),
-                                  tie_with=tie_lost.get(i, "")))
+                                  tie_with=tie_lost.get(i, ""), screen_s=screen_s[i]))
         log.info("%s: screened %d configurations in %.1f s", problem.name, len(screened),
                  s.budget_s)
         return rows
