@@ -2,9 +2,10 @@
 # Issue 39, fifth session: which decode GEMMs gain from an early (programmatic) graph edge in
 # a real layer, and the GPU tier on the tree of the in-process rules. From a copy of the
 # repository root, with the wheels of bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_edges.sh
-# 1. bench/decode_layer.py, with each GEMM's edge timed alone (edge_choices); 2. the whole GPU
-# test tier; 3. bench/pdl_chain.py on the same GEMMs, back to back (does the chain predict the
-# layer?). Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
+# 1. bench/decode_layer.py, with each GEMM's edge timed alone (edge_choices); 2. search +
+# final_libs of the 65-GEMM TP-8 trace, its search rows kept (screen_s: how much of the
+# screening budget the winners needed); 3. the whole GPU test tier; 4. bench/pdl_chain.py on the
+# layer's GEMMs, back to back (does the chain predict the layer?). Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
 res=${RES:-bench/out}; mkdir -p "$res"
 . bench/device_lib.sh
@@ -12,6 +13,12 @@ install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_edges
 record_gpu "$res/env.txt"
 timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
+trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
+timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile profiles/h200 \
+  --config workload_log="$trace" workdir=runs/tp8_search
+python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
+  >> "$res/walls.txt" 2>&1
+mkdir -p "$res/search_data" && cp runs/tp8_search/search/data/*.csv "$res/search_data/"
 timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
 gemms=1280x1x8192,8192x1x1024,7168x1x8192,8192x1x3584,1792x1x5120,5120x1x1280,13824x1x5120
