@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Issue 39, fifth session: which decode GEMMs gain from an early (programmatic) graph edge in
-# a real layer, and the GPU tier on the tree of the in-process rules. From a copy of the
-# repository root, with the wheels of bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_edges.sh
-# 1. bench/decode_layer.py, with each GEMM's edge timed alone (edge_choices); 2. search +
-# final_libs of the 65-GEMM TP-8 trace, its search rows kept (screen_s: how much of the
-# screening budget the winners needed); 3. the whole GPU test tier; 4. bench/pdl_chain.py on the
-# layer's GEMMs, back to back (does the chain predict the layer?). Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
+# Issue 39, fifth session, from a copy of the repository root, with the wheels of
+# bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_edges.sh
+# 0. bench/dispatch_parts.py: where an eager hit's host time goes;
+# 1. bench/decode_layer.py, each GEMM's early edge timed alone (edge_choices);
+# 2. search + final_libs of the 65-GEMM TP-8 trace, its rows kept (screen_s: how much of the
+#    screening budget the winners needed);
+# 3. the whole GPU test tier, on the tree of the in-process rules;
+# 4. bench/pdl_chain.py on the layer's GEMMs, back to back (does the chain predict the layer?).
+# Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
 res=${RES:-bench/out}; mkdir -p "$res"
 . bench/device_lib.sh
 install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_edges
 record_gpu "$res/env.txt"
+timed dispatch_parts 120 python3 bench/dispatch_parts.py --out "$res/dispatch_parts.json"
 timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
 trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
 timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile profiles/h200 \
