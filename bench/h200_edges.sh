@@ -22,6 +22,8 @@ timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile pr
 python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
   >> "$res/walls.txt" 2>&1
 mkdir -p "$res/search_data" && cp runs/tp8_search/search/data/*.csv "$res/search_data/"
+python3 bench/search_budget.py "$res/search_data" --json "$res/search_budget.json" \
+  >> "$res/walls.txt" 2>&1
 timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
 gemms=1280x1x8192,8192x1x1024,7168x1x8192,8192x1x3584,1792x1x5120,5120x1x1280,13824x1x5120
