@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Issue 39, fifth session, from a copy of the repository root, with the wheels of
 # bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_edges.sh
-# 0. bench/dispatch_parts.py: where an eager hit's host time goes;
-# 1. bench/decode_layer.py, each GEMM's early edge timed alone (edge_choices);
-# 2. search + final_libs of the 65-GEMM TP-8 trace, its rows kept (screen_s: how much of the
-#    screening budget the winners needed);
-# 3. the whole GPU test tier, on the tree of the in-process rules;
-# 4. bench/pdl_chain.py on the layer's GEMMs, back to back (does the chain predict the layer?).
+# 1. bench/dispatch_parts.py and bench/bench_runtime_dispatch.py: where an eager hit's host
+#    time goes, and the hit beside F.linear;
+# 2. the whole GPU test tier, on the tree of the in-process rules;
+# 3. search + final_libs of the 65-GEMM TP-8 trace, its rows kept (screen_s: how much of the
+#    screening budget the winners needed; bench/search_budget.py replays smaller budgets);
+# 4. bench/decode_layer.py, each GEMM's early edge timed alone (edge_choices);
+# 5. with CHAIN=1, bench/pdl_chain.py on the layer's GEMMs, back to back (does the chain
+#    predict the layer?).
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
 res=${RES:-bench/out}; mkdir -p "$res"
@@ -15,7 +17,9 @@ install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_edges
 record_gpu "$res/env.txt"
 timed dispatch_parts 120 python3 bench/dispatch_parts.py --out "$res/dispatch_parts.json"
-timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
+timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
+timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
+  -o addopts= tests
 trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
 timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile profiles/h200 \
   --config workload_log="$trace" workdir=runs/tp8_search
@@ -24,9 +28,9 @@ python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_ti
 mkdir -p "$res/search_data" && cp runs/tp8_search/search/data/*.csv "$res/search_data/"
 python3 bench/search_budget.py "$res/search_data" --json "$res/search_budget.json" \
   >> "$res/walls.txt" 2>&1
-timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
-  -o addopts= tests
+timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
 gemms=1280x1x8192,8192x1x1024,7168x1x8192,8192x1x3584,1792x1x5120,5120x1x1280,13824x1x5120
 gemms=$gemms,5120x1x6912,1280x16x8192,7168x16x8192,8192x16x3584,13824x16x5120
-timed pdl_chain "${CHAIN_S:-400}" python3 bench/pdl_chain.py --gemms "$gemms" --out "$res"
+[ "${CHAIN:-0}" = 1 ] && timed pdl_chain "${CHAIN_S:-400}" python3 bench/pdl_chain.py \
+  --gemms "$gemms" --out "$res"
 echo done >> "$res/walls.txt"
