@@ -32,7 +32,7 @@ from typing import Callable
 
 from ...errors import GekoError
 from ...gemm import GemmProblem
-from . import cluster_source, warm
+from . import cluster_source, timing, warm
 
 # compile options, in this one place
 ARCH = "sm_90a"
@@ -499,6 +499,7 @@ class PreparedLaunch:
             raise ValueError(f"{self.cfg.name}: D rows must be contiguous, the row stride a "
                              f"multiple of 4 (strides {d.stride()})")
         self.d_shape, self.d_strides = (p.n, p.m), tuple(d.stride())
+        self.current_stream = timing.current_stream(device)
         self.launch = Launch(kernel(self.cfg, device), self.cfg, p, d.stride(0), self.pdl)
 
     def maps_of(self, x, y) -> bytes:
@@ -519,14 +520,13 @@ class PreparedLaunch:
         return found
 
     def __call__(self, x, y, d) -> None:
-        import torch
-
         if self.launch is None:
             self._prepare(d)
-        if d.data_ptr() % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
+        address = d.data_ptr()
+        if address % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
             raise ValueError(f"{self.cfg.name}: D must be {self.d_shape}, rows contiguous "
                              f"(stride {self.d_strides[0]}), 16-byte aligned")
-        self.launch(self.maps_of(x, y), d.data_ptr(), torch.cuda.current_stream().cuda_stream)
+        self.launch(self.maps_of(x, y), address, self.current_stream())
 
 
 def launcher(cfg: ClusterConfig, ops, pdl: bool = False) -> Callable[[], None]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...gemm import GemmProblem
 from .. import PlatformError
+from . import timing
 
 SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 CUSTOM_OPTIONS_TRIED = 4  # custom options 0..3 where the algorithm has them
@@ -380,7 +381,7 @@ class ProblemDescriptors:
         a_desc, b_desc, c_desc, d_desc = self.layouts
         alpha_ptr, beta_ptr, algo_ptr = alpha.ctypes.data, beta.ctypes.data, algo.ctypes.data
         ws_ptr, ws_size = workspace.data_ptr(), workspace.numel()
-        stream = current_stream()
+        stream = timing.current_stream()
 
         def launch(a_ptr, b_ptr, d_ptr):
             matmul(handle, desc, alpha_ptr, a_ptr, a_desc, b_ptr, b_desc, beta_ptr, d_ptr,
@@ -388,18 +389,6 @@ class ProblemDescriptors:
 
         launch.keep_alive = (alpha, beta, algo, workspace)
         return launch
-
-
-def current_stream():
-    """A zero-argument getter of the handle of torch's current stream on the current device.
-    torch.cuda.current_stream() builds a Stream object per call; the raw getter (what Triton's
-    launcher calls) is a fraction of a microsecond."""
-    import torch
-
-    raw, device = getattr(torch._C, "_cuda_getCurrentRawStream", None), torch.cuda.current_device
-    if raw is None:
-        return lambda: torch.cuda.current_stream().cuda_stream
-    return lambda: raw(device())
 
 
 def _cluster_ids() -> tuple[int, ...]:
