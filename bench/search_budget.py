@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-KEY = ["transA", "transB", "M", "N", "K", "batch_count"]
+KEY = ["transA", "transB", "m", "n", "k", "batch_count", "a_type", "compute_type"]
 
 
 def rows_of(directory: Path) -> pd.DataFrame:
