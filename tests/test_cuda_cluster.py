@@ -212,16 +212,16 @@ def cuda_solution(cfg=CLUSTER) -> dict:
 
 def test_a_cuda_solution_is_library_logic_the_platform_accepts(tmp_path):
     from geko_lib.platforms import PlatformError
-    from geko_lib.platforms.cuda import combine, platform, solutions
+    from geko_lib.platforms.cuda import combine, families, solutions
 
     sol = cuda_solution()
     assert sol["Backend"] == "cuda" and sol["SolutionNameMin"] == CLUSTER.name
     combine.write([(DECODE, sol, 1.0)], tmp_path / "lib")
     found = solutions.solutions_in(tmp_path / "lib", validate=True)
     assert found[(DECODE.type, DECODE.size)]["CudaKernel"] == CLUSTER.to_params()
-    assert platform._cuda_config(sol, DECODE) == CLUSTER
+    assert families.of(sol).feasible(sol, DECODE) == CLUSTER
     with pytest.raises(PlatformError, match="multiple of block_k"):
-        platform._cuda_config(sol, problem(1024, 16, 4000))
+        families.CUDA.feasible(sol, problem(1024, 16, 4000))
     with pytest.raises(PlatformError, match="CudaKernel"):
         solutions.validate_solution({**sol, "CudaKernel": {"warps": 2}}, source="lib.yaml")
 

@@ -110,6 +110,62 @@ def test_reference_solution_falls_through_to_the_default():
     cp.validate_solution(solution, "here")
 
 
+def family_solutions():
+    """A solution of every backend geko writes: search's, the tune mode's (Triton, cuda),
+    the reference and the combined library's default."""
+    from geko_lib.platforms.cuda import cluster_gemm, combine, tune
+    from geko_lib.platforms.cuda import triton_gemm as tg
+
+    platform = cp.CudaPlatform(cp.SearchSettings())
+    return [lt_solution(), tune.solution_of(tg.TritonConfig("decode_fma", 4, 16, 256)),
+            tune.solution_of(cluster_gemm.ClusterConfig(2, 1, 1, 2, 128, 4, 4)),
+            platform.reference_solution(GemmProblem(BF16_TN, 64, 64, 1, 64), 7),
+            dict(combine.DEFAULT)]
+
+
+def test_every_backend_a_solution_names_has_a_family():
+    from geko_lib.platforms.cuda import families
+
+    named = {sol["Backend"] for sol in family_solutions()}
+    assert named == set(families.BY_BACKEND) == {"cublaslt", "triton", "cuda", "default"}
+    for sol in family_solutions():
+        assert families.of(sol).backend == sol["Backend"]
+        cp.validate_solution(sol, "here")
+    assert families.of({"SolutionNameMin": "old"}) is families.CUBLASLT  # before Backend
+
+
+def test_an_unknown_backend_is_refused_by_name():
+    from geko_lib.platforms.cuda import families
+
+    solution = {"SolutionNameMin": "x", "Backend": "cutlass"}
+    with pytest.raises(PlatformError, match="unknown solution backend 'cutlass' in"):
+        families.of(solution)
+    with pytest.raises(PlatformError, match="unknown solution backend 'cutlass' in"):
+        cp.CudaPlatform(cp.SearchSettings()).launcher_factory(
+            solution, GemmProblem(BF16_TN, 64, 64, 1, 64), 0)
+    with pytest.raises(PlatformError, match="Backend 'cutlass' is not one of cublaslt, "
+                                            "triton, cuda, default"):
+        cp.validate_solution(solution, "here")
+
+
+def test_a_solution_round_trips_through_its_family():
+    from geko_lib.platforms.cuda import cluster_gemm, families
+    from geko_lib.platforms.cuda import triton_gemm as tg
+
+    for family, cfg in ((families.TRITON, tg.TritonConfig("decode_fma", 4, 16, 256)),
+                        (families.CUDA, cluster_gemm.ClusterConfig(2, 1, 1, 2, 128, 4, 4))):
+        solution = family.to_params(cfg)
+        assert solution == {"SolutionIndex": 0, "SolutionNameMin": cfg.name,
+                            "KernelNameMin": cfg.name, "Backend": family.backend,
+                            family.key: cfg.to_params()}
+        assert families.of(solution) is family is families.of_config(cfg)
+        assert family.from_params(solution) == cfg
+    cfg = cublaslt.AlgoConfig.from_params(lt_solution()["CublasLt"])
+    assert families.of_config(cfg) is families.CUBLASLT
+    assert families.CUBLASLT.from_params(families.CUBLASLT.to_params(cfg)) == cfg
+    assert families.CUBLASLT.from_params(lt_solution()) == cfg
+
+
 def test_config_selects_the_cuda_platform_with_its_settings():
     platform = platforms.get({"platform": "cuda", "arch": "h200", "err_thr": 0.01,
                               "cuda": {"search_budget_s": 2.5, "finalists": 3}})

@@ -7,8 +7,9 @@
 - tune (configure/optimize): Triton GEMM templates chosen by the genetic algorithm (tune.py).
 
 Solutions in library logic carry ``Backend`` (``cublaslt``, ``triton``, ``cuda`` for geko's own
-CUDA C++ kernels (cluster_gemm.py), or ``default``) and the parameters of that backend; cuBLASLt solutions also record the cuBLASLt version and GPU name,
-which are checked whenever the library is loaded.
+CUDA C++ kernels (cluster_gemm.py), or ``default``) and the parameters of that backend, each
+kernel family described once in families.py; cuBLASLt solutions also record the cuBLASLt
+version and GPU name, which are checked whenever the library is loaded.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ...config_schema import default as _default
 from ...gemm import GemmProblem, GemmType
 from .. import (RESULT_COLUMNS, VERIFY_COLUMNS, Capabilities, PlatformError, require_problems,
                 results_frame)
-from . import timing
+from . import families, timing
 from .solutions import solutions_in, validate_solution  # noqa: F401 (the platform's names)
 from ...log_setup import LOGGER
 
@@ -191,16 +192,10 @@ class CudaPlatform:
     def launcher_factory(self, solution: dict, problem: GemmProblem, device: int):
         """operands -> zero-argument call, the per-solution work (heuristic query, AlgoCheck,
         feasibility) done once: what the benchmarks run."""
-        if _backend(solution) == "triton":
-            from . import triton_gemm
-
-            cfg = _triton_config(solution, problem)
-            return lambda ops: triton_gemm.launcher(cfg, ops)
-        if _backend(solution) == "cuda":
-            from . import cluster_gemm
-
-            cfg = _cuda_config(solution, problem)
-            return lambda ops: cluster_gemm.launcher(cfg, ops)
+        family = families.of(solution)
+        if family.runs_itself:
+            cfg = family.feasible(solution, problem)
+            return lambda ops: family.launcher(cfg, ops)
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         return lambda ops: lt.call(algo, ops, workspace)
 
@@ -208,14 +203,9 @@ class CudaPlatform:
         """(x, y, d) -> None running ``solution`` on ``timing``'s 2-D row-major views (x =
         op(B)^T, y = op(A)^T, d = D_mem) of one set of strides, everything but the operands'
         addresses prepared once: what the runtime calls per GEMM."""
-        if _backend(solution) == "triton":
-            from . import triton_gemm
-
-            return triton_gemm.PreparedLaunch(_triton_config(solution, problem), problem)
-        if _backend(solution) == "cuda":
-            from . import cluster_gemm
-
-            return cluster_gemm.PreparedLaunch(_cuda_config(solution, problem), problem, device)
+        family = families.of(solution)
+        if family.runs_itself:
+            return family.prepared(family.feasible(solution, problem), problem, device)
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         launch = lt.prepared(algo, workspace)
         # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)
@@ -224,13 +214,11 @@ class CudaPlatform:
     def _cublaslt_algo(self, solution: dict, problem: GemmProblem, device: int):
         """(descriptors, algo struct, workspace) of a cublaslt or default solution."""
         lt = self._lt(problem)
-        if solution.get("Backend", "cublaslt") == "default":
+        if families.of(solution) is families.DEFAULT:
             algo = lt.heuristic(1)[0][1]
         else:
-            from . import cublaslt
-
             check_environment(solution, device)
-            algo = lt.checked(cublaslt.AlgoConfig.from_params(solution["CublasLt"]))
+            algo = lt.checked(families.CUBLASLT.from_params(solution))
         return lt, algo, self._workspace(device)
 
     def _row(self, problem: GemmProblem, solution: dict, us: float, device: int,
@@ -244,6 +232,9 @@ class CudaPlatform:
                 "params": json.dumps(_portable(solution), sort_keys=True), **extra}
 
     def cublaslt_solution(self, cfg, device: int) -> dict:
+        """A searched configuration as a solution: not ``families.CUBLASLT.to_params``, it
+        records the cuBLASLt version and GPU it was measured on (``check_environment``) and,
+        as library files always had, no KernelNameMin."""
         from . import cublaslt
 
         return {"SolutionNameMin": cfg.name, "Backend": "cublaslt",
@@ -531,39 +522,6 @@ def check_environment(solution: dict, device: int) -> None:
     if want_gpu and want_gpu != gpu_name(device):
         raise PlatformError(f"solution {solution['SolutionNameMin']} was measured on "
                             f"{want_gpu}, this is {gpu_name(device)}: re-run the search")
-
-
-def _backend(solution: dict) -> str:
-    backend = solution.get("Backend", "cublaslt")
-    if backend not in ("default", "cublaslt", "triton", "cuda"):
-        raise PlatformError(f"unknown solution backend {backend!r} in {solution}")
-    return backend
-
-
-def _triton_config(solution: dict, problem: GemmProblem):
-    """The Triton config of a solution, refused where it cannot run ``problem``."""
-    from . import triton_gemm
-
-    cfg = triton_gemm.TritonConfig.from_params(solution["Triton"])
-    reason = triton_gemm.infeasible_reason(cfg, problem)
-    if reason:
-        raise PlatformError(f"{problem.name}: Triton solution {cfg.name}: {reason}")
-    return cfg
-
-
-def _cuda_config(solution: dict, problem: GemmProblem):
-    """The CUDA C++ kernel config of a solution, refused where it cannot run ``problem``."""
-    from . import cluster_gemm
-
-    try:
-        cfg = cluster_gemm.ClusterConfig.from_params(dict(solution["CudaKernel"]))
-    except (KeyError, TypeError, cluster_gemm.ClusterConfigError) as exc:
-        raise PlatformError(f"{problem.name}: cuda solution "
-                            f"{solution.get('SolutionNameMin')}: {exc}") from None
-    reason = cluster_gemm.infeasible_reason(cfg, problem)
-    if reason:
-        raise PlatformError(f"{problem.name}: cuda solution {cfg.name}: {reason}")
-    return cfg
 
 
 def _portable(solution: dict) -> dict:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ... import library as liblogic
 from .. import PlatformError
+from . import families
 
 
 def solutions_in(lib_dir, validate: bool = False) -> dict:
@@ -25,25 +26,19 @@ def solutions_in(lib_dir, validate: bool = False) -> dict:
 
 
 def validate_solution(solution: dict, source: str) -> None:
+    # no default Backend here (families.of has one): a library's solution must name it
     backend = solution.get("Backend")
-    needed = {"cublaslt": ("CublasLt", "CublasLtVersion"), "triton": ("Triton",),
-              "cuda": ("CudaKernel",), "default": ()}.get(backend)
-    if needed is None:
-        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: Backend "
-                            f"{backend!r} is not one of cublaslt, triton, cuda, default")
+    family = families.BY_BACKEND.get(backend)
+    where = f"{source}: solution {solution.get('SolutionIndex')}"
+    if family is None:
+        raise PlatformError(f"{where}: Backend {backend!r} is not one of "
+                            f"{', '.join(families.BY_BACKEND)}")
+    needed = (family.key, *family.needs) if family.key else ()
     missing = [k for k in ("SolutionNameMin", *needed) if k not in solution]
     if missing:
-        raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: missing "
-                            f"{', '.join(missing)}")
-    if backend == "cublaslt":
-        from .cublaslt import AlgoConfig
-
-        AlgoConfig.from_params(solution["CublasLt"])
-    if backend == "cuda":
-        from .cluster_gemm import ClusterConfig, ClusterConfigError
-
+        raise PlatformError(f"{where}: missing {', '.join(missing)}")
+    if family.parsed_on_load:
         try:
-            ClusterConfig.from_params(dict(solution["CudaKernel"]))
-        except (ClusterConfigError, TypeError, ValueError) as exc:
-            raise PlatformError(f"{source}: solution {solution.get('SolutionIndex')}: "
-                                f"CudaKernel: {exc}") from None
+            family.from_params(solution)
+        except family.refused as exc:
+            raise PlatformError(f"{where}: {family.key}: {exc}") from None

@@ -29,7 +29,7 @@ from ...gemm import GemmProblem, GemmType
 from ...tuning import configure as tuning_configure
 from ...tuning import ga
 from ...tuning import optimize as tune
-from . import timing
+from . import families, timing
 from . import triton_gemm as tg
 from . import warm
 from ...log_setup import LOGGER
@@ -338,9 +338,9 @@ def seed_winners(library, gemm_type: GemmType) -> list[tuple[tuple, tg.TritonCon
     found = {}
     for folder in sorted({p.parent for p in path.rglob("*.yaml")}):
         found.update(solutions_in(folder))
-    return [(size, tg.TritonConfig.from_params(dict(sol["Triton"])))
+    return [(size, families.TRITON.from_params(sol))
             for (t, size), sol in sorted(found.items(), key=lambda kv: kv[0][1])
-            if t == gemm_type and sol.get("Backend") == "triton"]
+            if t == gemm_type and sol.get("Backend") == families.TRITON.backend]
 
 
 def _seed_library_dir(path: Path) -> Path:
@@ -650,7 +650,8 @@ def _optimize_per_size(tuning: TritonTuning, build_dir: Path, device: int,
             if picked is not None:
                 chosen.append(picked)
                 problem, sol, gflops = picked
-                if env is not None and sol["Backend"] == "triton":  # the cache holds Triton's
+                # the warm-start cache holds Triton configs only
+                if env is not None and sol["Backend"] == families.TRITON.backend:
                     warm.store(env, problem, config_of(sol), gflops)
     finally:
         if executor is not None:
@@ -745,9 +746,7 @@ def cuda_seeds(problem: GemmProblem) -> list:
 
 def launcher_of(cfg) -> Callable:
     """The ``launcher(cfg, ops)`` of a config's kernel family."""
-    from . import cluster_gemm
-
-    return cluster_gemm.launcher if isinstance(cfg, cluster_gemm.ClusterConfig) else tg.launcher
+    return families.of_config(cfg).launcher
 
 
 def _tie_winner(gflops: list, configs: list) -> tuple:
@@ -764,19 +763,12 @@ def _tie_winner(gflops: list, configs: list) -> tuple:
 
 def solution(params: dict) -> dict:
     """A tuned Triton config as a library-logic solution."""
-    cfg = tg.TritonConfig.from_params(params)
-    return {"SolutionIndex": 0, "SolutionNameMin": cfg.name, "KernelNameMin": cfg.name,
-            "Backend": "triton", "Triton": cfg.to_params()}
+    return families.TRITON.to_params(tg.TritonConfig.from_params(params))
 
 
 def solution_of(cfg) -> dict:
     """A tuned config of either family (Triton, or geko's CUDA C++ kernels) as a solution."""
-    from . import cluster_gemm
-
-    if isinstance(cfg, cluster_gemm.ClusterConfig):
-        return {"SolutionIndex": 0, "SolutionNameMin": cfg.name, "KernelNameMin": cfg.name,
-                "Backend": "cuda", "CudaKernel": cfg.to_params()}
-    return solution(cfg.to_params())
+    return families.of_config(cfg).to_params(cfg)
 
 
 def library_template(tuning: TritonTuning) -> liblogic.LibraryLogic:
@@ -792,7 +784,7 @@ def config_of(solution_params: dict) -> tg.TritonConfig:
     if "Triton" not in solution_params:
         raise tg.TritonConfigError(f"solution {solution_params.get('SolutionNameMin')!r} has "
                                    "no Triton config")
-    return tg.TritonConfig.from_params(dict(solution_params["Triton"]))
+    return families.TRITON.from_params(solution_params)
 
 
 TUNING_NAME = re.compile(r"^[A-Z0-9]+_[NT]{2}_\d+$")  # the workflow's {cfg} wildcard
