@@ -80,7 +80,7 @@ def parts(problem, device: int, tmp: Path) -> dict:
         "Launch (plain)": lambda: launch(maps, d.data_ptr(), stream),
         "cuLaunchKernelEx": lambda: driver.cuLaunchKernelEx(launch.config, launch.function,
                                                             launch.address, 0),
-        "Launch._capturing (ctypes)": launch._capturing,
+        "Launch.capturing": launch.capturing,
         "data_ptr x3": lambda: (x.data_ptr(), w.data_ptr(), d.data_ptr()),
     }
 
