@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from geko_lib.bench_formats import summary  # noqa: E402
-from geko_lib import workload  # noqa: E402
+from geko_lib import platforms, workload  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import cublaslt, timing  # noqa: E402
 from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
@@ -287,7 +287,8 @@ def main():
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    gemms = summary.gemm_identity(workload.read(args.workload))
+    gemms = summary.gemm_identity(workload.read(args.workload,
+                                                support=platforms.gemm_support(None)))
     if args.limit:
         gemms = gemms.head(args.limit)
     ceilings = timing.measure_ceilings(args.device)

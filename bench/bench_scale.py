@@ -71,9 +71,9 @@ def peak_mb():
 '''
 INGEST = PEAK + '''
 import sys
-from geko_lib import workload
+from geko_lib import platforms, workload
 try:
-    outcome = f"{len(workload.read(sys.argv[1], platform='sim')):,} rows"
+    outcome = f"{len(workload.read(sys.argv[1], support=platforms.gemm_support('sim'))):,} rows"
 except workload.WorkloadError as exc:
     outcome = f"refused: {exc}"
 print(peak_mb(), outcome, sep="\\t")

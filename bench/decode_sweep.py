@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from geko_lib.bench_formats import summary  # noqa: E402
-from geko_lib import workload  # noqa: E402
+from geko_lib import platforms, workload  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import timing, triton_gemm as tg, tune  # noqa: E402
 from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings  # noqa: E402
@@ -231,7 +231,8 @@ def main():
     parser.add_argument("--device", type=int, default=0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    gemms = summary.gemm_identity(workload.read(args.workload))
+    gemms = summary.gemm_identity(workload.read(args.workload,
+                                                support=platforms.gemm_support(None)))
     rows = {int(v) for v in args.rows.split(",") if v}
     ks = {int(v) for v in args.k.split(",") if v}
     ns = {int(v) for v in args.n.split(",") if v}

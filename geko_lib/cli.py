@@ -411,7 +411,9 @@ def workload_config(args) -> dict:
     values = vars(args)
     out = {key: "" for key in SOURCE_KEYS.values()}
     if "inline" in values:
-        workload.read_inline(values["inline"])  # validates every token
+        # validates every token, and the GEMM against every platform's limits (the union: the
+        # campaign's platform is not settled yet; check_workload reads it for that one)
+        workload.read_inline(values["inline"], support=platforms.gemm_support(None))
         out["workload_inline"] = " ".join(values["inline"])
         return out
     if "example" in values:
@@ -433,7 +435,7 @@ def check_workload(config: dict) -> None:
     types either cannot run are refused, and the arch sizes a --list grid), so a bad one is
     refused before anything is written and a good one is never refused here that the
     workflow takes."""
-    target = {"platform": config["platform"], "arch": config["arch"]}
+    target = {"support": platforms.gemm_support(config["platform"]), "arch": config["arch"]}
     if config["workload_log"]:
         workload.read(config["workload_log"], **target)
     elif config["workload_list"]:

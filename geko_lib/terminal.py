@@ -76,10 +76,10 @@ def platform_notice(config: dict, why: str = "") -> str:
 
 def bench_table(workdir: Path) -> pd.DataFrame:
     """GEMM, calls, us, GFLOP/s and share of GEMM time of the baseline, largest share first."""
-    from . import jobs, workload
+    from . import jobs, platforms, workload
     from .bench_formats import summary
 
-    rows = workload.read(workdir / layout.WORKLOAD)
+    rows = workload.read(workdir / layout.WORKLOAD, support=platforms.gemm_support(None))
     baseline = jobs.read_table(workdir / layout.BASELINE)
     table, _ = summary.summarize(rows, baseline, keep_thr=0.0)
     problems = [_problem_name(row) for row in table.to_dict("records")]

@@ -19,6 +19,8 @@ from geko_lib.workload import WorkloadError
 from tests.conftest import FIXTURES
 from tests.rocm_fake import INVOKE_PATH, build_fake_hipblaslt, fixture_logic
 
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
+
 UNTUNED = "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle\n"
 # decode and prefill linears of a bf16 model at 2 token counts (aiter writes each shape once)
 SHAPES = ["1,2048,15360,False,torch.bfloat16,torch.bfloat16,False,False",
@@ -40,7 +42,7 @@ def write(tmp_path, text: str, name="bf16_untuned_gemm.csv"):
 # --- the untuned CSV as a workload --------------------------------------------------------------
 
 def test_an_untuned_csv_is_the_column_major_linear_gemm(tmp_path):
-    table = workload.read(write(tmp_path, UNTUNED + "\n".join(SHAPES) + "\n"))
+    table = workload.read(write(tmp_path, UNTUNED + "\n".join(SHAPES) + "\n"), support=ANY)
     rows = table.to_dict("records")
     assert [(r["transA"], r["transB"], r["M"], r["N"], r["K"]) for r in rows] == [
         ("T", "N", 2048, 1, 15360), ("T", "N", 2048, 16, 15360), ("T", "N", 512, 512, 512)]
@@ -52,7 +54,7 @@ def test_an_untuned_csv_is_the_column_major_linear_gemm(tmp_path):
 
 def test_a_count_column_weights_the_rows_and_repeats_add_up(tmp_path):
     text = UNTUNED.replace("\n", ",count\n") + f"{SHAPES[0]},7\n{SHAPES[1]},3\n{SHAPES[0]},1\n"
-    table = workload.read(write(tmp_path, text))
+    table = workload.read(write(tmp_path, text), support=ANY)
     assert sorted(zip(table["N"], table["call_count"])) == [(1, 8), (16, 3)]
 
 
@@ -61,12 +63,13 @@ def test_a_header_with_both_count_columns_is_refused(tmp_path):
     text = UNTUNED.replace("\n", ",count,call_count\n") + f"{SHAPES[0]},7,2\n"
     path = write(tmp_path, text)
     with pytest.raises(WorkloadError) as err:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert f"{path}:1" in str(err.value) and "both count and call_count" in str(err.value)
 
 
 def test_a_tuned_csv_reads_as_a_workload_too(tmp_path):
-    (row,) = workload.read(write(tmp_path, TUNED, "bf16_tuned_gemm.csv")).to_dict("records")
+    tuned = write(tmp_path, TUNED, "bf16_tuned_gemm.csv")
+    (row,) = workload.read(tuned, support=ANY).to_dict("records")
     assert (row["M"], row["N"], row["K"], row["d_type"]) == (2048, 1, 6144, "f32_r")
 
 
@@ -80,13 +83,13 @@ def test_a_tuned_csv_reads_as_a_workload_too(tmp_path):
 def test_a_bad_row_is_refused_naming_line_and_column(tmp_path, line, field, words):
     path = write(tmp_path, UNTUNED + SHAPES[0] + "\n" + line + "\n")
     with pytest.raises(WorkloadError) as err:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert f"{path}:3" in str(err.value) and field in str(err.value) and words in str(err.value)
 
 
 def test_a_bare_mnk_file_names_no_data_type(tmp_path):
     with pytest.raises(WorkloadError, match="names no data type"):
-        workload.read(write(tmp_path, "M,N,K\n1,2048,6144\n"))
+        workload.read(write(tmp_path, "M,N,K\n1,2048,6144\n"), support=ANY)
 
 
 # --- the tuned CSV export ------------------------------------------------------------------------
@@ -136,7 +139,7 @@ def test_the_exported_rows_match_the_lookup_of_the_untuned_rows(rocm, tmp_path, 
     (M, N, K, bias, dtype, outdtype, scaleAB, bpreshuffle) is the key aiter logged, with the
     campaign's gfx/cu_num, and solidx the index the stock library has the winner under."""
     untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
-    problems = workload.problems(workload.read(untuned))
+    problems = workload.problems(workload.read(untuned, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     assert (winners["solution_index"] > 300000).all()  # the fake numbers its library so
     out = run_exports(run_phase, tmp_path, winners, untuned)
@@ -167,7 +170,7 @@ def test_a_bias_call_keeps_its_key_or_is_left_out_by_name(rocm, tmp_path, run_ph
     epilogue) answers the bias=False key only; the bias=True call is left out, with a line."""
     bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
     untuned = write(tmp_path, UNTUNED + "\n".join([SHAPES[1], bias]) + "\n")
-    problems = workload.problems(workload.read(untuned))
+    problems = workload.problems(workload.read(untuned, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     assert len(winners) == 1  # one GEMM: hipBLASLt's identity has no bias
     out = run_exports(run_phase, tmp_path, winners, untuned)
@@ -196,7 +199,7 @@ def test_an_override_entry_whose_calls_are_all_bias_calls_is_left_out(rocm, tmp_
 
     bias = SHAPES[1].replace(",False,torch", ",True,torch", 1)
     untuned = write(tmp_path, UNTUNED + "\n".join([SHAPES[0], bias]) + "\n")
-    problems = workload.problems(workload.read(untuned))
+    problems = workload.problems(workload.read(untuned, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     assert len(winners) == 2
     out = run_exports(run_phase, tmp_path, winners, untuned)
@@ -215,7 +218,7 @@ def test_the_arch_the_exports_name_is_a_gfx_name_not_gekos_alias(rocm, tmp_path,
     override's gcnArchName are compared with what the GPU reports (gfx942...), never with
     geko's arch alias; they said gfx942_80cu, which no GPU reports."""
     untuned = write(tmp_path, UNTUNED + SHAPES[0] + "\n")
-    problems = workload.problems(workload.read(untuned))
+    problems = workload.problems(workload.read(untuned, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     out = run_exports(run_phase, tmp_path, winners, untuned)
     validators = dict(line.split(",")[1:3] for line in Path(out.tunableop).read_text()
@@ -231,7 +234,7 @@ def test_tuned_kernels_carry_geko_library_indices_and_name_that_library(
     files hold that library's indices and library_index.json names it and its build; aiter's
     table, which has no field to name a library, leaves them out with a line."""
     untuned = write(tmp_path, UNTUNED + "\n".join(SHAPES[:2]) + "\n")
-    problems = workload.problems(workload.read(untuned))
+    problems = workload.problems(workload.read(untuned, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     out = run_exports(run_phase, tmp_path, winners, untuned, searched=False)
     # index 0 is left out of the override file: hipBLASLt ignores entries with index <= 0
@@ -315,7 +318,7 @@ def test_tunableop_lines_carry_each_calls_leading_dimensions(rocm, tmp_path, run
     log = write(tmp_path, row.format(lda=15360, bias="false") + row.format(lda=16384,
                                                                            bias="false")
                 + row.format(lda=15360, bias="true"), "app.yaml")
-    problems = workload.problems(workload.read(log))
+    problems = workload.problems(workload.read(log, support=ANY))
     winners = search.winners(rocm.search(problems, tmp_path / "search", 0))
     out = run_exports(run_phase, tmp_path, winners, log)
     lines = exports.read_tunableop(out.tunableop)
@@ -336,7 +339,7 @@ def test_a_size_refused_by_the_common_checks_names_the_files_column(tmp_path, ca
 
     path = write(tmp_path, UNTUNED + SHAPES[0] + "\n" + line + "\n")
     with pytest.raises(WorkloadError) as err:
-        workload.read(path)
+        workload.read(path, support=platforms.gemm_support("sim"))
     assert str(err.value).startswith(f"{path}:3: {column}: 99999999999 is beyond what")
     assert cli.main(["--bench", "--platform", "sim", "--workload-log", str(path),
                      "-w", str(tmp_path / "w")]) == 2

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from geko_lib import workload
+from geko_lib import platforms, workload
 from geko_lib.workload import tunableop
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 DATA = Path(__file__).parent / "data" / "tunableop_untuned0.csv"
 
@@ -21,7 +23,7 @@ def rows_by_size(frame):
 
 
 def test_untuned_file_becomes_canonical_rows():
-    frame = workload.read(DATA)
+    frame = workload.read(DATA, support=ANY)
     rows = rows_by_size(frame)
     assert len(frame) == 6  # the repeated 4096 x 16 x 4096 line is one row
     qkv = rows[(4096, 16, 4096)]
@@ -40,8 +42,8 @@ def test_untuned_file_becomes_canonical_rows():
 
 
 def test_round_trip_through_the_mask64_writer(tmp_path):
-    frame = workload.read(DATA)
-    again = workload.read(workload.write(frame, tmp_path / "w.yaml"))
+    frame = workload.read(DATA, support=ANY)
+    again = workload.read(workload.write(frame, tmp_path / "w.yaml"), support=ANY)
     assert rows_by_size(again) == rows_by_size(frame)
 
 
@@ -49,7 +51,7 @@ def test_results_file_validators_and_extra_fields(tmp_path):
     path = tmp_path / "tunableop_results0.csv"
     path.write_text("Validator,PT_VERSION,2.11.0\nValidator,ROCBLAS_VERSION,4.0\n"
                     "GemmTunableOp_Half_NT,nt_512_256_128_ld_512_256_512,Gemm_Hipblaslt_1,0.02\n")
-    (row,) = workload.read(path).to_dict("records")
+    (row,) = workload.read(path, support=ANY).to_dict("records")
     assert (row["M"], row["N"], row["K"], row["transB"], row["a_type"]) == \
         (512, 256, 128, "T", "f16_r")
 
@@ -66,7 +68,7 @@ def test_bad_lines_name_file_line_and_field(tmp_path, line, where):
     path = tmp_path / "tunableop_untuned0.csv"
     path.write_text("GemmTunableOp_BFloat16_TN,tn_16_16_16_ld_16_16_16\n\n" + line + "\n")
     with pytest.raises(workload.WorkloadError) as info:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert info.value.line == 3 and info.value.field == where
     assert str(info.value).startswith(f"{path}:3: {where}: ")
 
@@ -77,7 +79,7 @@ def test_detection_leaves_plain_csv_workloads_alone(tmp_path):
                      "T,N,1,64,16,32,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r\n")
     assert not tunableop.is_tunableop_file(plain)
     assert tunableop.is_tunableop_file(DATA)
-    assert workload.read(plain)["M"].tolist() == [64]
+    assert workload.read(plain, support=ANY)["M"].tolist() == [64]
 
 
 @pytest.mark.gpu
@@ -101,7 +103,7 @@ def test_gpu_pytorch_records_untuned_gemms_that_geko_reads(tmp_path):
     subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, check=True,
                    timeout=300)
     (recorded,) = tmp_path.glob("tunableop_untuned*.csv")
-    rows = rows_by_size(workload.read(recorded))
+    rows = rows_by_size(workload.read(recorded, support=ANY))
     for size in ((1024, 8, 512), (256, 8, 1024), (1024, 32, 512), (256, 32, 1024)):
         assert size in rows, (size, recorded.read_text())
         assert (rows[size]["transA"], rows[size]["transB"]) == ("T", "N")

@@ -30,7 +30,7 @@ FLOORS = {
         "original_columns", "newer_revisions", "devices", "interrupt", "progress", "examples"},
 }
 # imports from a lower floor up, by the pair of rooms, with every (importer, imported) under
-# geko_lib/ that makes it: at most 3 pairs; leave this shorter, never longer
+# geko_lib/ that makes it: at most 2 pairs; leave this shorter, never longer
 # (docs/ARCHITECTURE.md says why each is there)
 KNOWN_UP = {
     # the original's library operations run on a platform; its exports name a platform's types
@@ -45,12 +45,6 @@ KNOWN_UP = {
     ("library", "campaign"): {
         ("library/operations.py", "campaign/integrity.py"),
         ("library/exports/measured.py", "campaign/layout.py")},
-    # a workload GEMM a platform's library cannot run, or too large for it, is refused on entry
-    # from tables keyed by platform name: moving them below workload/ (issue 40) would make a
-    # module outside platforms/ key a table by a platform's name (test_one_engine)
-    ("workload", "platforms"): {
-        ("workload/table.py", "platforms/limits.py"),
-        ("workload/table.py", "platforms/type_support.py")},
 }
 
 
@@ -148,11 +142,13 @@ def test_imports_run_up_only_where_known():
     (integrity.read_table) and bench rows (bench_formats.rows) from the floors below them, not
     from the workflow's job wrapper (jobs) above; the library logic and the platforms read the
     benchmark formats (bench_formats), the arch table (archs.py) and file hashes (files) below
-    them, not from the bench API, the platforms or the data structures."""
+    them, not from the bench API, the platforms or the data structures; the workload readers
+    are handed a platform's limits as a value (workload.support.GemmSupport, which
+    platforms.gemm_support builds), not read from the platforms' tables above them."""
     known = set().union(*KNOWN_UP.values())
     unknown = _arrows_up() - known
     assert not unknown, f"imports running up: {sorted(unknown)}"
-    assert len(KNOWN_UP) <= 3
+    assert len(KNOWN_UP) <= 2
     assert all(_room(PACKAGE / a) == rooms[0] and _room(PACKAGE / b) == rooms[1]
                for rooms, pairs in KNOWN_UP.items() for a, b in pairs)
 

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from geko_lib import cli, workload
+from geko_lib import cli, platforms, workload
 from geko_lib.campaign import state
 from geko_lib.config_schema import merged, schema_defaults
 from geko_lib.workload import WorkloadError
 from tests.conftest import FIXTURES
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 MODELS = FIXTURES / "models"
 BENCH_TRACE = Path(__file__).parent.parent / "bench" / "configs" / "llama3_70b_tp8_serving.yaml"
@@ -27,8 +29,8 @@ def shapes(table) -> set[tuple[int, int]]:
     return set(zip(table["M"].tolist(), table["K"].tolist()))
 
 
-def read(name, **options):
-    return workload.read_model(MODELS / name, **options)
+def read(name, *, support=ANY, **options):
+    return workload.read_model(MODELS / name, support=support, **options)
 
 
 # (fixture, tp) -> the (out, in) features of qkv, o-proj, gate/up, down, lm-head on one GPU
@@ -71,7 +73,7 @@ def test_each_family_gives_its_sharded_linears_as_tn_gemms(name, tp):
 
 
 def test_the_llama3_70b_tp8_rows_are_the_bench_trace_rows():
-    trace = workload.read(BENCH_TRACE)
+    trace = workload.read(BENCH_TRACE, support=ANY)
     tokens = sorted(set(trace["N"].tolist()))
     table = read("llama3_70b.json", tp=8, tokens=tokens, token_weights="equal")
     key = [c for c in trace.columns if c != "call_count" and c in table.columns]
@@ -111,14 +113,15 @@ def test_o_proj_and_down_of_one_shape_are_one_row_summed(tmp_path):
                                                                   "num_key_value_heads": 32}
     path = tmp_path / "same.json"
     path.write_text(json.dumps(config))
-    table = workload.read_model(path, tp=1, tokens=[1], token_weights="equal")
+    table = workload.read_model(path, tp=1, tokens=[1], token_weights="equal", support=ANY)
     assert table[(table["M"] == 4096) & (table["K"] == 4096)]["call_count"].tolist() == [64]
 
 
 @pytest.mark.parametrize("dtype", ["bf16_r", "f16_r", "f32_r"])
 @pytest.mark.parametrize("platform", ["sim", "rocm", "cuda"])
 def test_every_platform_takes_the_rows_in_each_dtype(platform, dtype):
-    table = read("llama3_8b.json", tp=8, tokens=[1], dtype=dtype, platform=platform)
+    table = read("llama3_8b.json", tp=8, tokens=[1], dtype=dtype,
+                 support=platforms.gemm_support(platform))
     assert set(table["a_type"]) == set(table["b_type"]) == set(table["c_type"]) == {dtype}
 
 
@@ -153,7 +156,7 @@ def line_of(path: Path, key: str) -> int:
 def test_a_bad_config_is_refused_naming_file_line_and_field(tmp_path, changes, tp, field, words):
     path = write_config(tmp_path, **changes)
     with pytest.raises(WorkloadError) as info:
-        workload.read_model(path, tp=tp, tokens=[1])
+        workload.read_model(path, tp=tp, tokens=[1], support=ANY)
     assert info.value.field == field and words in info.value.message
     assert info.value.path == str(path)
     if "missing" not in words:
@@ -170,7 +173,7 @@ def test_bad_json_and_bad_options_are_refused(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{\n  "hidden_size": 4096,\n  oops\n}\n')
     with pytest.raises(WorkloadError, match=r"bad.json:3: json: "):
-        workload.read_model(bad)
+        workload.read_model(bad, support=ANY)
     for options, field in (({"tokens": [1, 0]}, "model_tokens"), ({"tokens": []}, "model_tokens"),
                            ({"tp": 0}, "model_tp"), ({"dtype": "f8_r"}, "model_dtype"),
                            ({"token_weights": [1]}, "model_token_weights"),
@@ -188,7 +191,7 @@ def test_a_json_nested_too_deeply_is_refused_naming_the_file(tmp_path, text, cap
     deep = tmp_path / "deep.json"
     deep.write_text(text)
     with pytest.raises(WorkloadError) as info:
-        workload.read_model(deep)
+        workload.read_model(deep, support=ANY)
     assert (info.value.path, info.value.field) == (str(deep), "json")
     assert "nested too deeply" in info.value.message
     code = cli.main(["--search", "--model", str(deep), "--platform", "sim",
@@ -218,7 +221,8 @@ def test_a_size_no_device_runs_is_named_by_its_config_key(tmp_path, changes, opt
     it names the key the size comes from, on that key's line."""
     path = write_config(tmp_path, **changes)
     with pytest.raises(WorkloadError) as info:
-        workload.read_model(path, **({"tokens": [1, 4096]} | options))
+        workload.read_model(path, support=platforms.gemm_support(None),
+                            **({"tokens": [1, 4096]} | options))
     assert info.value.field == key and words in info.value.message, str(info.value)
     assert info.value.line == (line_of(path, key) if key in changes else None)
 
@@ -329,7 +333,7 @@ def test_geko_sequences_sets_the_lm_head_columns(tmp_path):
     config = build(tmp_path, "--model", str(MODELS / "llama3_8b.json"), "--tp", "8",
                    "--tokens", "1,512", "--sequences", "4")
     assert config["model_sequences"] == 4
-    rows = workload.read_model(config["workload_model"],
+    rows = workload.read_model(config["workload_model"], support=ANY,
                                **workload.model_config.options(config))
     assert set(rows[rows["M"] == 16032]["N"]) == {1, 4}
 
@@ -348,14 +352,14 @@ def test_llama_attention_bias_puts_one_on_qkv_and_o_proj(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
                                | {"attention_bias": True}))
-    table = workload.read_model(path, tp=8, tokens=[16])
+    table = workload.read_model(path, tp=8, tokens=[16], support=ANY)
     bias = dict(zip(zip(table["M"], table["K"]), table["bias_vector"]))
     assert bias[768, 4096] and bias[4096, 512]  # q/k/v, o-proj
     assert not bias[3584, 4096] and not bias[4096, 1792] and not bias[16032, 4096]
     path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
                                | {"attention_bias": "yes"}))
     with pytest.raises(WorkloadError, match="attention_bias: expected true or false"):
-        workload.read_model(path, tp=8, tokens=[16])
+        workload.read_model(path, tp=8, tokens=[16], support=ANY)
 
 
 def test_the_vocabulary_is_padded_to_a_multiple_of_64_before_sharding(tmp_path):
@@ -364,10 +368,10 @@ def test_the_vocabulary_is_padded_to_a_multiple_of_64_before_sharding(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text())
                                | {"vocab_size": 32001}))
-    table = workload.read_model(path, tp=2, tokens=[1])
+    table = workload.read_model(path, tp=2, tokens=[1], support=ANY)
     assert 16032 in set(table["M"]) and 16001 not in set(table["M"])
     five = {"vocab_size": 32001, "num_attention_heads": 40, "num_key_value_heads": 40,
             "head_dim": 128, "intermediate_size": 14340}  # every linear but the lm-head shards
     path.write_text(json.dumps(json.loads((MODELS / "llama3_8b.json").read_text()) | five))
     with pytest.raises(WorkloadError, match="vocab_size: 32001, padded to 32064"):
-        workload.read_model(path, tp=5, tokens=[1])
+        workload.read_model(path, tp=5, tokens=[1], support=ANY)

@@ -7,10 +7,12 @@ import math
 
 import pytest
 
-from geko_lib import workload
+from geko_lib import platforms, workload
 from geko_lib.workload import WorkloadError
 
 from .test_cli_flags import geko
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 ROW = ("- {{function: matmul, M: {m}, N: 16, K: 4096, transA: T, transB: N, batch_count: 1, "
        "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
@@ -48,7 +50,7 @@ def test_call_counts_beyond_64_bits_are_refused_not_wrapped_negative(tmp_path, f
     log.write_text(ROW.format(m=1024, calls=10, pad="") + ROW.format(m=4096, calls=BIG, pad="")
                    + ROW.format(m=4096, calls=BIG, pad=pad))
     with pytest.raises(WorkloadError) as refused:
-        workload.read(log, fast=fast)
+        workload.read(log, fast=fast, support=ANY)
     assert (refused.value.line, refused.value.field) == (2, "call_count")
     assert str(2 * BIG) in str(refused.value)
 
@@ -57,7 +59,7 @@ def test_the_largest_count_that_fits_is_kept(tmp_path):
     log = tmp_path / "log.yaml"
     most = 2**63 - 1
     log.write_text(ROW.format(m=1024, calls=most - 1, pad="") + ROW.format(m=1024, calls=1, pad=" "))
-    assert workload.read(log)["call_count"].tolist() == [most]
+    assert workload.read(log, support=ANY)["call_count"].tolist() == [most]
 
 
 def test_geko_refuses_an_overflowing_count_and_leaves_the_workdir(tmp_path):
@@ -212,7 +214,7 @@ def test_a_bench_line_giving_a_size_twice_is_refused(tmp_path):
     assert_refused(proc, f"{log}:2: M: -m is given twice (1024 and 2048)")
     assert snapshot(run) == before
     log.write_text(line + "\n" + line + " -m 1024\n")  # the same value twice says one thing
-    assert workload.read(log)["M"].tolist() == [1024]
+    assert workload.read(log, support=ANY)["M"].tolist() == [1024]
 
 
 # --- a key outside the whitelist: kept as the original does, but named once ------------------
@@ -238,7 +240,7 @@ def test_a_misspelt_key_is_warned_once_naming_its_first_line_and_the_key_it_may_
                    + "".join(MISSPELT.format(m=4096 + i, calls=500, pad=" extra_key: 1,")
                              for i in range(50)))
     with caplog.at_level("WARNING", logger="GEKO"):
-        table = workload.read(log, fast=fast)
+        table = workload.read(log, fast=fast, support=ANY)
     assert unknown_field_warnings(caplog) == [
         f"{log}:2: call_cout: unknown field, ignored (did you mean 'call_count'?)",
         f"{log}:3: extra_key: unknown field, ignored"]
@@ -256,7 +258,7 @@ def test_hipblaslt_own_log_keys_are_dropped_without_a_warning(caplog):
 
     log = FIXTURES / "hipblaslt_logs" / "profile_mask64_format_llama31_8b_shapes.yaml"
     with caplog.at_level("WARNING", logger="GEKO"):
-        workload.read(log)
+        workload.read(log, support=ANY)
     assert unknown_field_warnings(caplog) == []
 
 
@@ -301,11 +303,12 @@ def test_each_leading_dimension_is_checked_against_its_stored_rows(tmp_path, fas
     ld = dict(PACKED[layout], ldc=1024, ldd=1024)
     log = tmp_path / "log.yaml"
     log.write_text(LD_ROW.format(ta=layout[0], tb=layout[1], **ld))
-    assert workload.read(log, fast=fast)[field].tolist() == [ld[field]]  # the packed minimum
+    table = workload.read(log, fast=fast, support=ANY)
+    assert table[field].tolist() == [ld[field]]  # the packed minimum
     ld[field] -= 1
     log.write_text(LD_ROW.format(ta=layout[0], tb=layout[1], **ld))
     with pytest.raises(WorkloadError) as refused:
-        workload.read(log, fast=fast)
+        workload.read(log, fast=fast, support=ANY)
     assert (refused.value.line, refused.value.field) == (1, field)
     assert f"must be at least {ld[field] + 1} " in refused.value.message
 
@@ -318,10 +321,10 @@ def test_a_bench_line_and_a_csv_with_a_short_leading_dimension_are_refused(tmp_p
                      "--a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r "
                      "--compute_type f32_r\n")
     with pytest.raises(WorkloadError, match=r"bench.txt:1: ldc: must be at least 1024 \(M: C"):
-        workload.read(bench)
+        workload.read(bench, support=ANY)
     csv = tmp_path / "log.csv"
     csv.write_text("transA,transB,batch_count,M,N,K,lda,a_type,b_type,c_type,d_type,compute_type\n"
                    "N,N,1,1024,16,4096,1024,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r\n"
                    "N,N,1,2048,16,4096,1024,bf16_r,bf16_r,bf16_r,bf16_r,c_f32_r\n")
     with pytest.raises(WorkloadError, match=r"log.csv:3: lda: must be at least 2048 \(M: A"):
-        workload.read(csv)
+        workload.read(csv, support=ANY)

@@ -11,11 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from geko_lib import progress, terminal, workload
+from geko_lib import platforms, progress, terminal, workload
 from geko_lib.bench_formats import summary
 from geko_lib.campaign import layout, progress as campaign_progress
 
 from .test_reliability_paths import bench_steps
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 ROW = ("- {{function: matmul, M: {m}, N: {n}, K: 4096, lda: 4096, ldb: 4096, ldc: {m}, "
        "ldd: {m}, transA: T, transB: N, batch_count: 1, a_type: bf16_r, b_type: bf16_r, "
@@ -124,5 +126,5 @@ def test_a_refusal_names_the_first_line_of_the_bad_row(tmp_path, fast):
     path = tmp_path / "app.yaml"
     path.write_text("".join(lines))
     with pytest.raises(workload.WorkloadError) as refused:
-        workload.read(path, fast=fast)
+        workload.read(path, fast=fast, support=ANY)
     assert str(refused.value).startswith(f"{path}:{lines.index(bad) + 1}: M:")

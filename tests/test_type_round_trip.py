@@ -61,7 +61,7 @@ def arch_for(combo) -> str:
 def test_every_type_survives_configure_tune_merge_final_libs_coverage(tmp_path, combo):
     gemm_type = GemmType("T", "N", *combo)
     log = workload_file(tmp_path / "log.yaml", gemm_type)
-    assert set(workload.problems(workload.read(log, platform="sim"))) == {
+    assert set(workload.problems(workload.read(log, support=platforms.gemm_support("sim")))) == {
         GemmProblem(gemm_type, *SIZE)}
     arch = arch_for(combo)
     platform = platforms.get({"platform": "sim", "arch": arch})

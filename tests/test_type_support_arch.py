@@ -15,7 +15,7 @@ from geko_lib import workload
 from geko_lib.campaign import layout, rules
 from geko_lib.config_schema import merged, schema_defaults
 from geko_lib import archs
-from geko_lib.platforms import type_support
+from geko_lib.platforms import gemm_support, type_support
 from geko_lib.workload import WorkloadError
 
 from .conftest import ROOT
@@ -46,28 +46,28 @@ def tree_digest(directory) -> dict:
 # --- the table ---------------------------------------------------------------------------------
 
 def test_each_arch_rules_out_the_types_its_hardware_lacks():
-    field, message = type_support.unsupported(FNUZ, "sim", "gfx950")
+    field, message = gemm_support("sim").unsupported(FNUZ, "gfx950")
     assert field == "a_type" and "gfx950" in message and "f8_fnuz_r" in message
-    assert type_support.unsupported(FNUZ, "rocm", "gfx950_128cu")[0] == "a_type"  # its model
+    assert gemm_support("rocm").unsupported(FNUZ, "gfx950_128cu")[0] == "a_type"  # its model
     mixed = ("f8_fnuz_r", "bf8_fnuz_r", "f32_r", "f32_r", "c_f32_r")
-    assert type_support.unsupported(mixed, "sim", "gfx950")[0] == "a_type"
-    assert type_support.unsupported(FLOAT4, "sim", "gfx942_80cu")[0] == "a_type"
+    assert gemm_support("sim").unsupported(mixed, "gfx950")[0] == "a_type"
+    assert gemm_support("sim").unsupported(FLOAT4, "gfx942_80cu")[0] == "a_type"
     # gfx942 runs FNUZ and takes the OCP spellings (TensileLite's F8 is FNUZ there)
     for combo in (FNUZ, OCP, BF16):
-        assert type_support.unsupported(combo, "sim", "gfx942") is None
-        assert type_support.unsupported(combo, "rocm", "gfx942_20cu") is None
+        assert gemm_support("sim").unsupported(combo, "gfx942") is None
+        assert gemm_support("rocm").unsupported(combo, "gfx942_20cu") is None
     for combo in (OCP, FLOAT4, BF16):
-        assert type_support.unsupported(combo, "sim", "gfx950") is None
+        assert gemm_support("sim").unsupported(combo, "gfx950") is None
 
 
 def test_without_an_arch_or_limits_the_platform_table_alone_decides():
     for combo in (FNUZ, OCP, FLOAT4):
-        assert type_support.unsupported(combo, "sim") is None
-        assert type_support.unsupported(combo, "sim", "an_arch_without_limits") is None
+        assert gemm_support("sim").unsupported(combo) is None
+        assert gemm_support("sim").unsupported(combo, "an_arch_without_limits") is None
     assert type_support.table("sim", None) == type_support.table("sim")
     # the platform's refusal comes first, in its own words
-    assert "cuBLASLt" in type_support.unsupported(FNUZ, "cuda", "h200")[1]
-    assert type_support.unsupported(OCP, "cuda", "h200") is None
+    assert "cuBLASLt" in gemm_support("cuda").unsupported(FNUZ, "h200")[1]
+    assert gemm_support("cuda").unsupported(OCP, "h200") is None
 
 
 def test_the_arch_tables_are_the_platform_tables_less_the_arch_limits():
@@ -77,9 +77,9 @@ def test_the_arch_tables_are_the_platform_tables_less_the_arch_limits():
             assert rows <= type_support.table(platform)
             assert not any(limit.types.intersection(r[:4]) for r in rows)
             for combo in type_support.table(platform) - rows:
-                assert type_support.unsupported(combo, platform, arch) is not None
+                assert gemm_support(platform).unsupported(combo, arch) is not None
             for combo in rows:
-                assert type_support.unsupported(combo, platform, arch) is None
+                assert gemm_support(platform).unsupported(combo, arch) is None
     assert type_support.table("rocm", "gfx942") >= {type_support.Combo(*OCP),
                                                     type_support.Combo(*FNUZ)}
     assert set(type_support.ARCH_LIMITS) <= set(archs.MODELS)  # keyed by device model
@@ -91,19 +91,19 @@ def test_every_reader_checks_the_arch(tmp_path):
     log = tmp_path / "w.yaml"
     log.write_text(row(*BF16) + row(*FNUZ))
     with pytest.raises(WorkloadError) as caught:
-        workload.read(log, platform="sim", arch="gfx950")
+        workload.read(log, support=gemm_support("sim"), arch="gfx950")
     assert str(caught.value).startswith(f"{log}:2: a_type: f8_fnuz_r is not a type gfx950 "
                                         "can run")
-    assert len(workload.read(log, platform="sim", arch="gfx942")) == 2
-    assert len(workload.read(log, platform="sim")) == 2  # no arch: the platform's table
+    assert len(workload.read(log, support=gemm_support("sim"), arch="gfx942")) == 2
+    assert len(workload.read(log, support=gemm_support("sim"))) == 2  # no arch: the sim table
     listing = tmp_path / "list.yaml"
     listing.write_text("TRANSA: N\nTRANSB: T\nDataType: F8N\nDestDataType: B\n"
                        "ComputeDataType: S\nARCH: gfx950\nSizes:\n  - [256, 512, 1, 256]\n")
     with pytest.raises(WorkloadError, match=r"list\.yaml:8: a_type: .* gfx950"):
-        workload.read_list(listing, platform="sim")  # the file's ARCH
-    assert len(workload.read_list(listing, platform="sim", arch="gfx942")) == 1
+        workload.read_list(listing, support=gemm_support("sim"))  # the file's ARCH
+    assert len(workload.read_list(listing, support=gemm_support("sim"), arch="gfx942")) == 1
     with pytest.raises(WorkloadError, match=r"--inline: a_type: f8_fnuz_r is not a type gfx950"):
-        workload.read_inline(" ".join(FNUZ_INLINE), platform="rocm", arch="gfx950")
+        workload.read_inline(" ".join(FNUZ_INLINE), support=gemm_support("rocm"), arch="gfx950")
 
 
 def test_the_ingest_phase_refuses_it_for_the_campaigns_arch(tmp_path, run_phase):

@@ -13,11 +13,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from geko_lib import gemm, workload
+from geko_lib import gemm, platforms, workload
 from geko_lib.workload import grid_sizes
 from geko_lib.workload import WorkloadError
 
 from .conftest import FIXTURES
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "workloads"
@@ -64,8 +66,8 @@ def _manual_counts(path: Path) -> tuple[int, int]:
 @needs_shared
 @pytest.mark.parametrize("path", MASK64_SHARED, ids=_ids(MASK64_SHARED))
 def test_shared_mask64_fast_equals_pyyaml(path):
-    fast = workload.read(path)
-    reference = workload.read(path, fast=False)
+    fast = workload.read(path, support=ANY)
+    reference = workload.read(path, fast=False, support=ANY)
     pd.testing.assert_frame_equal(fast, reference)
     rows, calls = _manual_counts(path)
     assert len(fast) == rows
@@ -86,7 +88,7 @@ def test_shared_mangled_pairs_fixture_parses_on_the_fast_path(monkeypatch):
         raise AssertionError("the fast parser should read the mangled lines itself")
 
     monkeypatch.setattr(workload.mask64, "_parse_line_yaml", no_pyyaml)
-    df = workload.read(path)
+    df = workload.read(path, support=ANY)
     assert len(df) == 15
     assert set(df["call_count"]) == {40, 1280}
     assert df.loc[0, "M"] == 128256 and df.loc[0, "N"] == 32768 and df.loc[0, "K"] == 4096
@@ -99,7 +101,7 @@ def test_shared_mangled_pairs_fixture_parses_on_the_fast_path(monkeypatch):
 
 @needs_shared
 def test_shared_workloads_have_expected_dtypes():
-    df = workload.read(FIXTURES / "workloads" / "mixed_types.yaml")
+    df = workload.read(FIXTURES / "workloads" / "mixed_types.yaml", support=ANY)
     for col in ("M", "N", "K", "lda", "stride_a", "batch_count", "call_count", "scaleA", "rotating"):
         assert df[col].dtype == np.int64, col
     for col in ("alpha", "beta"):
@@ -123,9 +125,9 @@ def _bench_flags(line: str) -> dict:
 @needs_shared
 @pytest.mark.parametrize("path", MASK32_SHARED, ids=_ids(MASK32_SHARED))
 def test_shared_mask32_lines_parse(path):
-    df = workload.read(path)
-    assert workload.read(path, fast=False).equals(df)
-    pd.testing.assert_frame_equal(workload.read_bench_commands(path), df)
+    df = workload.read(path, support=ANY)
+    assert workload.read(path, fast=False, support=ANY).equals(df)
+    pd.testing.assert_frame_equal(workload.read_bench_commands(path, support=ANY), df)
     lines = [s.strip() for s in path.read_text().splitlines() if s.strip()]
     assert int(df["call_count"].sum()) == len(lines)
     # every row matches the values written in its first line
@@ -147,7 +149,7 @@ def test_shared_mask32_lines_parse(path):
 
 @needs_shared
 def test_shared_mask32_specific_values():
-    deepseek = workload.read(LOGS / "DeepSeekV3_mbs1_seq4096_ep8_fp8_gemms.txt")
+    deepseek = workload.read(LOGS / "DeepSeekV3_mbs1_seq4096_ep8_fp8_gemms.txt", support=ANY)
     assert len(deepseek) == 36 and int(deepseek["call_count"].sum()) == 36
     first = deepseek.iloc[0]
     assert (first.M, first.N, first.K) == (14336, 4096, 7168)
@@ -155,17 +157,17 @@ def test_shared_mask32_specific_values():
     assert first.scaleA == 1 and first.scaleB == 1 and first.solution_index == 4264
     assert set(deepseek["transA"] + deepseek["transB"]) == {"TN"}
 
-    legacy = workload.read(LOGS / "bench_mask32_pr485_2023_legacy_format.txt")
+    legacy = workload.read(LOGS / "bench_mask32_pr485_2023_legacy_format.txt", support=ANY)
     row = legacy.iloc[0]
     assert (row.M, row.N, row.K) == (1024, 512, 1024)
     assert row.alpha == 1.0 and legacy["alpha"].dtype == np.float64  # "--alpha 1" (integer) -> 1.0
     assert row.scaleA == 0 and row.scaleB == 0  # absent -> default 0
     assert "lde" not in legacy.columns and "stride_e" not in legacy.columns
 
-    issue = workload.read(LOGS / "bench_mask32_issue12243_gfx90a_bf16_NN.txt").iloc[0]
+    issue = workload.read(LOGS / "bench_mask32_issue12243_gfx90a_bf16_NN.txt", support=ANY).iloc[0]
     assert bool(issue.any_stride) is True and issue.lda == 16 and issue.solution_index == 93338
 
-    example = workload.read(LOGS / "hipblaslt_gemm_log_example_mask32.txt")
+    example = workload.read(LOGS / "hipblaslt_gemm_log_example_mask32.txt", support=ANY)
     assert len(example) == 20
     layouts = Counter(example["transA"] + example["transB"])
     assert layouts == {"NN": 15, "TN": 4, "NT": 1}
@@ -177,14 +179,14 @@ def test_shared_loglevel4_trace_is_rejected():
     path = LOGS / "loglevel4_override_applied_dtk_gfx938_excerpt.txt"
     for fast in (True, False):
         with pytest.raises(WorkloadError) as info:
-            workload.read(path, fast=fast)
+            workload.read(path, fast=fast, support=ANY)
         assert info.value.line == 1 and info.value.field == "format"
         assert "HIPBLASLT_LOG_MASK" in str(info.value) and path.name in str(info.value)
 
 
 @needs_shared
 def test_shared_generator_config_list():
-    df = workload.read_list(FIXTURES / "geko_test_data" / "config.yaml")
+    df = workload.read_list(FIXTURES / "geko_test_data" / "config.yaml", support=ANY)
     assert len(df) == 16  # 17 sizes, [16, 16, 1, 128] twice
     assert (df.transA == "N").all() and (df.a_type == "bf16_r").all() and (df.compute_type == "c_f32_r").all()
     assert tuple(df.iloc[0][["M", "N", "batch_count", "K"]]) == (1, 163840, 1, 128)
@@ -197,18 +199,19 @@ def test_shared_generator_config_list():
 
 @pytest.mark.parametrize("path", LOCAL_LOGS, ids=_ids(LOCAL_LOGS))
 def test_local_fixtures_fast_equals_pyyaml(path):
-    pd.testing.assert_frame_equal(workload.read(path), workload.read(path, fast=False))
+    pd.testing.assert_frame_equal(workload.read(path, support=ANY),
+                                  workload.read(path, fast=False, support=ANY))
 
 
 def test_duplicates_are_summed():
-    df = workload.read(DATA / "duplicates.yaml")
+    df = workload.read(DATA / "duplicates.yaml", support=ANY)
     assert len(df) == 2
     assert list(df["N"]) == [128, 256]  # first-appearance order
     assert list(df["call_count"]) == [5, 3]  # 1 + 1 + 3, 1 + 2
 
 
 def test_csv_lowercase_mnk():
-    df = workload.read(DATA / "lowercase_mnk.csv")
+    df = workload.read(DATA / "lowercase_mnk.csv", support=ANY)
     assert {"M", "N", "K"} <= set(df.columns) and not {"m", "n", "k", "us"} & set(df.columns)
     assert len(df) == 2
     assert list(df["call_count"]) == [15, 4]
@@ -218,7 +221,7 @@ def test_csv_lowercase_mnk():
 
 
 def test_mask32_repeated_lines_are_counted():
-    df = workload.read(DATA / "mask32_repeated.txt")
+    df = workload.read(DATA / "mask32_repeated.txt", support=ANY)
     assert list(df["call_count"]) == [3, 1]
     assert list(df["N"]) == [512, 64]
     assert list(df["alpha"]) == [1.0, -1.0]  # a negative value is not a flag
@@ -227,7 +230,7 @@ def test_mask32_repeated_lines_are_counted():
 
 
 def test_unusual_rows_values():
-    df = workload.read(DATA / "unusual_rows.yaml").set_index("N")
+    df = workload.read(DATA / "unusual_rows.yaml", support=ANY).set_index("N")
     assert df.loc[3, "alpha"] == 1.0 and str(df.loc[3, "beta"]) == "-0.0"
     assert df.loc[4, "rotating"] == 512  # 0x200 (YAML 1.1 hex)
     assert bool(df.loc[7, "flush"]) is True and bool(df.loc[7, "use_e"]) is False
@@ -246,7 +249,7 @@ def test_fast_parser_handles_typical_rows_without_pyyaml(monkeypatch, tmp_path):
     monkeypatch.setattr(workload.reader, "_read_yaml_reference", no_pyyaml)
     path = tmp_path / "log.yaml"
     path.write_text((DATA / "duplicates.yaml").read_text())
-    assert int(workload.read(path)["call_count"].sum()) == 8
+    assert int(workload.read(path, support=ANY)["call_count"].sum()) == 8
 
 
 def test_quoted_and_commented_rows(tmp_path):
@@ -258,8 +261,8 @@ def test_quoted_and_commented_rows(tmp_path):
             base.replace("KN", "'plain_name'")]  # same value as the previous row -> aggregated
     path = tmp_path / "quoted.yaml"
     path.write_text("\n".join(rows) + "\n")
-    df = workload.read(path)
-    pd.testing.assert_frame_equal(df, workload.read(path, fast=False))
+    df = workload.read(path, support=ANY)
+    pd.testing.assert_frame_equal(df, workload.read(path, fast=False, support=ANY))
     assert list(df["kernel_name"]) == ["name, with: punctuation", 'double "quoted"', "plain_name"]
     assert list(df["call_count"]) == [2, 2, 4]
 
@@ -268,9 +271,9 @@ def test_crlf_and_byte_order_mark(tmp_path):
     text = (DATA / "duplicates.yaml").read_text().replace("\n", "\r\n")
     path = tmp_path / "crlf.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
-    df = workload.read(path)
-    pd.testing.assert_frame_equal(df, workload.read(path, fast=False))
-    pd.testing.assert_frame_equal(df, workload.read(DATA / "duplicates.yaml"))
+    df = workload.read(path, support=ANY)
+    pd.testing.assert_frame_equal(df, workload.read(path, fast=False, support=ANY))
+    pd.testing.assert_frame_equal(df, workload.read(DATA / "duplicates.yaml", support=ANY))
 
 
 def _random_row(rng: random.Random, n_max: int) -> str:
@@ -299,7 +302,7 @@ def test_generated_20k_line_log(tmp_path):
         lines.append(f"{row}, call_count: {calls}}}\n")
     path = tmp_path / "big.yaml"
     path.write_text("".join(lines))
-    df = workload.read(path)
+    df = workload.read(path, support=ANY)
     assert len(df) == len(expected)
     assert int(df["call_count"].sum()) == sum(expected.values())
     # first-appearance order and per-row sums
@@ -308,7 +311,8 @@ def test_generated_20k_line_log(tmp_path):
     # the reference path agrees on a prefix (PyYAML is slow: ~2k rows/s)
     small = tmp_path / "small.yaml"
     small.write_text("".join(lines[:800]))
-    pd.testing.assert_frame_equal(workload.read(small), workload.read(small, fast=False))
+    pd.testing.assert_frame_equal(workload.read(small, support=ANY),
+                                  workload.read(small, fast=False, support=ANY))
 
 
 def test_all_distinct_rows_and_int64_dtypes(tmp_path):
@@ -316,7 +320,7 @@ def test_all_distinct_rows_and_int64_dtypes(tmp_path):
     rows = list(dict.fromkeys(_random_row(rng, 10**6) for _ in range(3000)))
     path = tmp_path / "distinct.yaml"
     path.write_text("".join(r + "}\n" for r in rows))
-    df = workload.read(path)
+    df = workload.read(path, support=ANY)
     assert len(df) == len(rows) and (df["call_count"] == 1).all()
     assert df["N"].dtype == np.int64
 
@@ -360,7 +364,7 @@ def test_malformed_corpus_is_complete():
 @pytest.mark.parametrize("name,line,field", MALFORMED_CASES, ids=[c[0] for c in MALFORMED_CASES])
 def test_malformed_corpus(name, line, field, fast):
     with pytest.raises(WorkloadError) as info:
-        workload.read(MALFORMED / name, fast=fast)
+        workload.read(MALFORMED / name, fast=fast, support=ANY)
     err = info.value
     text = str(err)
     assert name in text and field in text
@@ -380,7 +384,7 @@ def test_error_object():
 
 def test_missing_file(tmp_path):
     with pytest.raises(WorkloadError) as info:
-        workload.read(tmp_path / "nope.yaml")
+        workload.read(tmp_path / "nope.yaml", support=ANY)
     assert info.value.field == "file" and "nope.yaml" in str(info.value)
 
 
@@ -388,8 +392,8 @@ def test_reading_writes_nothing(tmp_path):
     src = tmp_path / "in.yaml"
     src.write_text((DATA / "duplicates.yaml").read_text())
     before = sorted(tmp_path.iterdir())
-    workload.read(src)
-    workload.read(src, fast=False)
+    workload.read(src, support=ANY)
+    workload.read(src, fast=False, support=ANY)
     assert sorted(tmp_path.iterdir()) == before
 
 
@@ -404,7 +408,7 @@ LIST_CASES = [
 
 
 def test_read_list_sizes():
-    df = workload.read_list(DATA / "list_sizes.yaml")
+    df = workload.read_list(DATA / "list_sizes.yaml", support=ANY)
     sizes = list(zip(df.M, df.N, df.batch_count, df.K))
     assert sizes == [(1024, 1024, 1, 1024), (4096, 128, 1, 4096), (256, 256, 8, 64)]
     assert (df.transA == "T").all() and (df.transB == "N").all()
@@ -415,7 +419,8 @@ def test_read_list_sizes():
 
 def test_read_list_grid():
     """SIZE_OPTION 1: the original's M x N grid inside the CU boundary, times its K ladder."""
-    df = workload.read_list(DATA / "list_grid.yaml")  # ARCH gfx950 (256 CUs), GRID_DENSITY 2
+    # ARCH gfx950 (256 CUs), GRID_DENSITY 2
+    df = workload.read_list(DATA / "list_grid.yaml", support=ANY)
     sizes = list(zip(df.M, df.N, df.batch_count, df.K))
     assert sizes == grid_sizes.grid(256, 2) and len(sizes) == len(set(sizes)) > 100
     assert (df.batch_count == 1).all() and (df.a_type == "f16_r").all() and (df.transA == "N").all()
@@ -424,7 +429,7 @@ def test_read_list_grid():
     assert max(df.M) <= 128 * 512 and max(df.N) <= 128 * 512
     assert not ((df.M > 1024) & (df.N > 1024) & (df.K > 4096)).any()
     # the campaign's arch wins over the file's ARCH, and sets the CU count
-    fewer = workload.read_list(DATA / "list_grid.yaml", arch="gfx950_128cu")
+    fewer = workload.read_list(DATA / "list_grid.yaml", arch="gfx950_128cu", support=ANY)
     assert len(fewer) < len(df) and max(fewer.M) <= 64 * 512
 
 
@@ -447,19 +452,19 @@ def test_grid_needs_an_arch(tmp_path):
     path.write_text("TRANSA: N\nTRANSB: N\nDataType: H\nDestDataType: H\nComputeDataType: S\n"
                     "SIZE_OPTION: 1\n")
     with pytest.raises(WorkloadError) as info:
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
     assert info.value.field == "ARCH"
 
 
 def test_read_list_log_path():
-    df = workload.read_list(DATA / "list_log.yaml")
-    pd.testing.assert_frame_equal(df, workload.read(DATA / "duplicates.yaml"))
+    df = workload.read_list(DATA / "list_log.yaml", support=ANY)
+    pd.testing.assert_frame_equal(df, workload.read(DATA / "duplicates.yaml", support=ANY))
 
 
 @pytest.mark.parametrize("name,line,field", LIST_CASES, ids=[c[0] for c in LIST_CASES])
 def test_read_list_errors(name, line, field):
     with pytest.raises(WorkloadError) as info:
-        workload.read_list(MALFORMED / name)
+        workload.read_list(MALFORMED / name, support=ANY)
     assert info.value.line == line and info.value.field == field
     assert name in str(info.value)
 
@@ -468,10 +473,10 @@ def test_read_list_missing_keys(tmp_path):
     path = tmp_path / "l.yaml"
     path.write_text("TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nSizes: [[1, 1, 1, 1]]\n")
     with pytest.raises(WorkloadError, match="ComputeDataType"):
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
     path.write_text("SIZE_OPTION: 2\n")
     with pytest.raises(WorkloadError, match="GEMM_LOG_PATH"):
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
 
 
 BBS_TN = "TRANSA: T\nTRANSB: N\nDataType: B\nDestDataType: B\nComputeDataType: S\n"
@@ -485,27 +490,27 @@ def test_a_list_file_of_several_documents_holds_several_gemm_problems(tmp_path):
     path.write_text(BBS_TN + "Sizes:\n  - [1024, 1024, 1, 1024]\n  - [64, 8, 1, 64]\n---\n"
                     + HHS_NN + "Sizes:\n  - [512, 512, 1, 512]\n---\n"
                     + BBS_TN + "Sizes:\n  - [64, 8, 1, 64]\n")
-    df = workload.read_list(path)
+    df = workload.read_list(path, support=ANY)
     assert list(zip(df.transA, df.a_type, df.M)) == [
         ("T", "bf16_r", 1024), ("T", "bf16_r", 64), ("N", "f16_r", 512)]
     assert (df.call_count == 1).all()
     single = tmp_path / "one.yaml"
     single.write_text(BBS_TN + "Sizes:\n  - [1024, 1024, 1, 1024]\n  - [64, 8, 1, 64]\n")
-    pd.testing.assert_frame_equal(df.iloc[:2], workload.read_list(single))
+    pd.testing.assert_frame_equal(df.iloc[:2], workload.read_list(single, support=ANY))
 
 
 def test_a_bad_document_of_a_list_file_is_named_by_its_line(tmp_path):
     path = tmp_path / "sizes.yaml"
     path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\n" + HHS_NN + "Sizes: [[1, 0, 1, 1]]\n")
     with pytest.raises(WorkloadError) as info:
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
     assert (info.value.line, info.value.field) == (13, "Sizes")
     path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\n- [1, 1, 1, 1]\n")
     with pytest.raises(WorkloadError, match="the one on line 8 is not"):
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
     path.write_text(BBS_TN + "Sizes: [[1, 1, 1, 1]]\n---\nSIZE_OPTION: 2\nGEMM_LOG_PATH: x\n")
     with pytest.raises(WorkloadError, match="only document") as info:
-        workload.read_list(path)
+        workload.read_list(path, support=ANY)
     assert info.value.line == 8
 
 
@@ -522,16 +527,18 @@ def test_the_arch_of_a_list_file_of_several_documents(tmp_path):
 
 
 def test_read_inline():
-    df = workload.read_inline("1024 1024 1 1024 B B S N T")
+    df = workload.read_inline("1024 1024 1 1024 B B S N T", support=ANY)
     assert len(df) == 1
     row = df.iloc[0]
     assert (row.M, row.N, row.batch_count, row.K) == (1024, 1024, 1, 1024)
     assert (row.transA, row.transB, row.a_type, row.d_type, row.compute_type) == ("N", "T", "bf16_r", "bf16_r", "c_f32_r")
     assert row.call_count == 1 and row.scale_type == "f32_r"
-    pd.testing.assert_frame_equal(df, workload.read_inline("1024 1024 1 1024 B B S N T".split()))
-    tf32 = workload.read_inline(["64", "32", "4", "16", "X", "S", "S", "T", "N"]).iloc[0]
+    pd.testing.assert_frame_equal(
+        df, workload.read_inline("1024 1024 1 1024 B B S N T".split(), support=ANY))
+    tf32 = workload.read_inline(["64", "32", "4", "16", "X", "S", "S", "T", "N"],
+                                support=ANY).iloc[0]
     assert (tf32.a_type, tf32.compute_type, tf32.scale_type, tf32.batch_count) == ("f32_r", "c_xf32_r", "f32_r", 4)
-    mixed = workload.read_inline("16 16 1 16 F8B8 B S T N").iloc[0]
+    mixed = workload.read_inline("16 16 1 16 F8B8 B S T N", support=ANY).iloc[0]
     assert (mixed.a_type, mixed.b_type, mixed.c_type) == ("f8_r", "bf8_r", "bf16_r")
 
 
@@ -549,7 +556,7 @@ def test_read_inline():
 ])
 def test_read_inline_errors(spec, field):
     with pytest.raises(WorkloadError) as info:
-        workload.read_inline(spec)
+        workload.read_inline(spec, support=ANY)
     assert info.value.field == field and info.value.path == "--inline"
     assert str(info.value).startswith(f"--inline: {field}: ")
 
@@ -561,15 +568,15 @@ def test_read_inline_errors(spec, field):
 @pytest.mark.parametrize("path", LOCAL_LOGS + MASK64_SHARED + MASK32_SHARED,
                          ids=_ids(LOCAL_LOGS + MASK64_SHARED + MASK32_SHARED))
 def test_write_read_round_trip(path, tmp_path):
-    df = workload.read(path)
+    df = workload.read(path, support=ANY)
     out = workload.write(df, tmp_path / "out.yaml")
     assert out == tmp_path / "out.yaml" and not (tmp_path / "out.yaml.tmp").exists()
-    pd.testing.assert_frame_equal(workload.read(out), df)
-    pd.testing.assert_frame_equal(workload.read(out, fast=False), df)
+    pd.testing.assert_frame_equal(workload.read(out, support=ANY), df)
+    pd.testing.assert_frame_equal(workload.read(out, fast=False, support=ANY), df)
 
 
 def test_write_round_trip_awkward_values(tmp_path):
-    df = workload.read(DATA / "duplicates.yaml")
+    df = workload.read(DATA / "duplicates.yaml", support=ANY)
     df = pd.concat([df] * 4, ignore_index=True)
     df["M"] = [1, 2, 3, 4, 5, 6, 7, 8]
     df["alpha"] = [1e-05, 1e20, 0.1, -2.5, float("inf"), 1.0, 0.0, 3.0]
@@ -579,12 +586,12 @@ def test_write_round_trip_awkward_values(tmp_path):
     path = workload.write(df, tmp_path / "awkward.yaml")
     text = path.read_text()
     assert text.count("\n") == 8 and all(line.startswith("- {function: matmul, M: ") for line in text.splitlines())
-    pd.testing.assert_frame_equal(workload.read(path), df)
-    pd.testing.assert_frame_equal(workload.read(path, fast=False), df)
+    pd.testing.assert_frame_equal(workload.read(path, support=ANY), df)
+    pd.testing.assert_frame_equal(workload.read(path, fast=False, support=ANY), df)
 
 
 def test_write_format(tmp_path):
-    df = workload.read_inline("1024 512 1 256 B B S T N")
+    df = workload.read_inline("1024 512 1 256 B B S T N", support=ANY)
     text = workload.write(df, tmp_path / "w.yaml").read_text()
     assert text == ("- {function: matmul, M: 1024, N: 512, K: 256, transA: T, transB: N, batch_count: 1, "
                     "scaleA: 0, scaleB: 0, a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, "
@@ -592,7 +599,7 @@ def test_write_format(tmp_path):
 
 
 def test_problems():
-    df = workload.read(DATA / "lowercase_mnk.csv")
+    df = workload.read(DATA / "lowercase_mnk.csv", support=ANY)
     probs = workload.problems(df)
     assert [p.size for p in probs] == [(4096, 128, 1, 4096), (1024, 1024, 2, 512)]
     assert probs[0].type.name == "BBS_TN" and probs[1].type.name == "HSS_NN"
@@ -608,24 +615,25 @@ def test_document_start_and_comment_after_bom(tmp_path, monkeypatch):
     def no_pyyaml(*args):
         raise AssertionError("the fast path should not need PyYAML here")
 
-    expected = workload.read(DATA / "duplicates.yaml")
-    pd.testing.assert_frame_equal(workload.read(path, fast=False), expected)
+    expected = workload.read(DATA / "duplicates.yaml", support=ANY)
+    pd.testing.assert_frame_equal(workload.read(path, fast=False, support=ANY), expected)
     monkeypatch.setattr(workload.reader, "_read_yaml_reference", no_pyyaml)
-    pd.testing.assert_frame_equal(workload.read(path), expected)
+    pd.testing.assert_frame_equal(workload.read(path, support=ANY), expected)
     # a second document is an error (PyYAML reads the whole file and rejects it)
     monkeypatch.undo()
     path.write_text("---\n" + rows + "---\n" + rows)
     with pytest.raises(WorkloadError) as info:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert info.value.field == "syntax"
 
 
 def test_partial_columns_dropped_with_warning_and_scale_defaults(caplog):
     with caplog.at_level("WARNING", logger="geko_lib.workload"):
-        workload.read(DATA / "unusual_rows.yaml")
+        workload.read(DATA / "unusual_rows.yaml", support=ANY)
     dropped = " ".join(r.getMessage() for r in caplog.records)
     assert "kernel_name" in dropped and "aux_type" in dropped and "unusual_rows.yaml" in dropped
-    block = workload.read(DATA / "block_style.yaml")  # no scaleA/scaleB/scale_type columns at all
+    # no scaleA/scaleB/scale_type columns at all
+    block = workload.read(DATA / "block_style.yaml", support=ANY)
     assert list(block[["scaleA", "scaleB"]].iloc[0]) == [0, 0]
     assert block.loc[0, "scale_type"] == "f32_r" and block.loc[0, "compute_type"] == "c_f32_r"
     assert block.loc[0, "call_count"] == 10  # 7 (block row) + 3 (same row, flow style)
@@ -635,7 +643,8 @@ def test_partial_columns_dropped_with_warning_and_scale_defaults(caplog):
 
 @needs_shared
 def test_shared_mask32_docs_entry_keeps_solution_and_ignores_algo_method():
-    row = workload.read(LOGS / "bench_mask32_docs_offline_tuning_log_entry.txt").iloc[0]
+    row = workload.read(LOGS / "bench_mask32_docs_offline_tuning_log_entry.txt",
+                        support=ANY).iloc[0]
     assert (row.M, row.N, row.K, row.transA, row.transB) == (1024, 512, 1024, "N", "N")
     assert (row.a_type, row.c_type, row.compute_type) == ("f16_r", "f16_r", "c_f32_r")
     assert row.beta == 1.0 and row.solution_index == 56073 and row.call_count == 1
@@ -653,7 +662,7 @@ def test_shared_bench_output_command_lines_read_as_workloads(tmp_path):
     path.write_text(first.splitlines()[0] + "\n" + readme.splitlines()[0]
                     + " -m 128 -n 128 -k 128 --compute_type f32_r --transA N --transB N"
                     " --batch_count 1\n")
-    df = workload.read(path)
+    df = workload.read(path, support=ANY)
     assert len(df) == 2
     offline, demo = df.sort_values("M", ascending=False).to_dict("records")
     assert (offline["M"], offline["N"], offline["a_type"]) == (1024, 512, "f16_r")
@@ -665,5 +674,5 @@ def test_mask32_precision_flag_sets_every_type_unless_named(tmp_path):
     path = tmp_path / "r.txt"
     path.write_text("hipblaslt-bench -m 8 -n 8 -k 8 -r f16_r --d_type f32_r --c_type f32_r "
                     "--compute_type f32_r --transA N --transB T --batch_count 1\n")
-    row = workload.read(path).iloc[0]
+    row = workload.read(path, support=ANY).iloc[0]
     assert (row.a_type, row.b_type, row.c_type, row.d_type) == ("f16_r", "f16_r", "f32_r", "f32_r")

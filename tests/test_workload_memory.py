@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geko_lib import workload
+from geko_lib import platforms, workload
 from geko_lib.workload import mask64, table, writer
 
 from .conftest import ROOT
+
+ANY = platforms.gemm_support(None)  # every platform's limits (the union): no platform named
 
 ROW = ("- {{function: matmul, M: {m}, N: {n}, K: {k}, lda: {k}, ldb: {k}, ldc: {m}, ldd: {m}, "
        "stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.0, beta: 0.0, transA: T, "
@@ -37,8 +39,8 @@ def _rows(n, bias="false"):
 
 
 def _same_as_reference(path):
-    fast = workload.read(path)
-    pd.testing.assert_frame_equal(fast, workload.read(path, fast=False))
+    fast = workload.read(path, support=ANY)
+    pd.testing.assert_frame_equal(fast, workload.read(path, fast=False, support=ANY))
     return fast
 
 
@@ -62,7 +64,7 @@ def test_a_second_document_start_in_a_later_block_goes_to_pyyaml(tmp_path, monke
     monkeypatch.setattr(mask64, "_BLOCK", 2)
     path = _log(tmp_path, ["---\n"] + _rows(3) + ["---\n"] + _rows(1))
     with pytest.raises(workload.WorkloadError):
-        workload.read(path)
+        workload.read(path, support=ANY)
 
 
 def test_rows_parsed_a_chunk_at_a_time_are_the_reference_table(tmp_path, monkeypatch):
@@ -83,11 +85,11 @@ def test_errors_in_a_chunk_of_rows_name_its_first_bad_line(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_bytes("".join(rows[:1] + [truncated] + rows[2:3]).encode() + b"M: \xff\n")
     with pytest.raises(workload.WorkloadError) as caught:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert (caught.value.line, caught.value.field) == (2, "syntax")
     path.write_bytes("".join(rows[:2]).encode() + b"- {M: \0}\n" + truncated.encode())
     with pytest.raises(workload.WorkloadError) as caught:
-        workload.read(path)
+        workload.read(path, support=ANY)
     assert (caught.value.line, caught.value.field) == (3, "encoding")
 
 
@@ -99,7 +101,7 @@ def test_the_duplicate_check_agrees_with_pandas():
 
 
 def test_workload_yaml_written_in_chunks_is_the_same_bytes(tmp_path, monkeypatch):
-    rows = workload.read(_log(tmp_path, _rows(7) + _rows(1, bias="true")))
+    rows = workload.read(_log(tmp_path, _rows(7) + _rows(1, bias="true")), support=ANY)
     whole = writer.write(rows, tmp_path / "whole.yaml").read_bytes()
     monkeypatch.setattr(writer, "ROWS_A_CHUNK", 3)
     assert writer.write(rows, tmp_path / "chunks.yaml").read_bytes() == whole

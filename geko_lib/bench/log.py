@@ -63,7 +63,7 @@ def parse(log_file, as_df: bool = True, *, platform: str | None = None,
     """A workload (mask-64 log, its CSV, mask-32 bench lines) as canonical rows: a DataFrame,
     or with ``as_df=False`` a list of dicts. Refuses bad input naming file, line and field,
     types ``platform``'s library or ``arch`` cannot run included."""
-    frame = workload.read(log_file, platform=platform, arch=arch)
+    frame = workload.read(log_file, support=platforms.gemm_support(platform), arch=arch)
     return frame if as_df else records(frame)
 
 

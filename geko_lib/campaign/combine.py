@@ -104,7 +104,10 @@ def check_libs(workdir, recorded: dict) -> Path:
 
 def workload_gemms(path) -> set[tuple[GemmType, tuple]]:
     """(GEMM type, size) of every GEMM of a campaign's workload.yaml."""
-    return {(p.type, p.size) for p in workload.problems(workload.read(path))}
+    from .. import platforms
+
+    table = workload.read(path, support=platforms.gemm_support(None))
+    return {(p.type, p.size) for p in workload.problems(table)}
 
 
 def same_workload(recorded: dict, campaign: dict) -> bool:

@@ -207,8 +207,12 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
              library_version: str | None = None) -> dict:
     """The coverage report as a JSON-able mapping (see format_text). An export given as the
     library is refused where it was measured on another ``arch`` or ``library_version``."""
+    from .. import platforms
+
     entries, lib_files, lib_arch, kind = library_entries(library_path, arch, library_version)
-    table = workload.read(workload_path)
+    # the user's workload file, checked against every platform's limits (the union: the
+    # report runs no platform's kernels)
+    table = workload.read(workload_path, support=platforms.gemm_support(None))
     # an export is looked up call by call (its consumer's key); library logic GEMM by GEMM
     identity = sources.call_table(table) if kind else gemm_identity(table)
     problems = [GemmProblem.from_row(r) for r in identity.to_dict("records")]

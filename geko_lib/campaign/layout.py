@@ -141,14 +141,15 @@ class Layout:
     def baseline_parts(self, n_devices: int) -> list[str]:
         """The baseline's parts for the GEMMs the ingest checkpoint wrote (one per device, no
         more than there are GEMMs: bench_formats.summary.part_names); none before it ran."""
-        from .. import workload
+        from .. import platforms, workload
         from ..bench_formats.summary import part_names
 
         path = self.root / WORKLOAD
         if not path.is_file():
             return []
         return self.merged_baseline_parts() or \
-            part_names(len(workload.problems(workload.read(path))), n_devices)
+            part_names(len(workload.problems(
+                workload.read(path, support=platforms.gemm_support(None)))), n_devices)
 
     def merged_baseline_parts(self) -> list[str]:
         """The parts the stamped baseline table was merged from, where all are still there: a

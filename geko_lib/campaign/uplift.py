@@ -31,10 +31,10 @@ def job_details(workdir: Path, config: dict) -> dict[str, str]:
     wl = workdir / L.WORKLOAD
     if wl.is_file():
         try:
-            from .. import workload
+            from .. import platforms, workload
             from ..bench_formats.summary import gemm_identity
 
-            identity = gemm_identity(workload.read(wl))
+            identity = gemm_identity(workload.read(wl, support=platforms.gemm_support(None)))
             out["ingest"] = (f"{len(identity)} GEMMs, {int(identity['call_count'].sum())} calls")
         except Exception as exc:  # a status report never fails on one unreadable file
             out["ingest"] = f"unreadable: {exc}"

@@ -4,14 +4,14 @@ baseline fans out too and no part is without work)."""
 from pathlib import Path
 
 from ..bench.utils import format_benchmark_output
-from .. import files, jobs, original_columns, progress, workload
+from .. import files, jobs, original_columns, platforms, progress, workload
 from ..bench_formats import rows as bench_rows, summary
 from ..campaign import progress as campaign_progress
 
 
 def run(job):
-    problems = summary.part_problems(workload.problems(workload.read(job.input[0])),
-                                     job.wildcards.part)
+    table = workload.read(job.input[0], support=platforms.gemm_support(None))
+    problems = summary.part_problems(workload.problems(table), job.wildcards.part)
     with jobs.on_device(job.config) as (platform, device):
         # progress lines in the job log: the geko command's bar reads them (campaign.progress)
         results = progress.run_with_progress(

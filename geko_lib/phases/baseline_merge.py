@@ -7,7 +7,7 @@ from .. import files, jobs, platforms, workload
 
 
 def run(job):
-    table = workload.read(job.input.workload)
+    table = workload.read(job.input.workload, support=platforms.gemm_support(None))
     n_problems = len(workload.problems(table))
     parts = [jobs.read_table(path) for path in job.input.parts]
     merged = summary.merge_parts(parts, n_problems)

@@ -57,7 +57,8 @@ def run(job):
     settings, log = job.config["exports"], logging.getLogger(LOGGER)
     winners = _winners(job)
     source = job.input.get("workload")  # the calls each kept GEMM answers: the consumers' keys
-    keys = sources.workload_keys(workload.read(source)) if source else None
+    keys = sources.workload_keys(workload.read(source, support=platforms.gemm_support(None))) \
+        if source else None
     library = sources.index_library(winners)
     shipped = sources.of_library(winners, library)  # one export names one library's indices
     record = _index_record(job, winners)

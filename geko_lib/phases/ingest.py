@@ -1,7 +1,7 @@
 """workload source (log, list, inline or model config) -> workload.yaml (canonical rows)."""
 import logging
 
-from .. import jobs, workload
+from .. import jobs, platforms, workload
 from ..workload import model_config
 from ..log_setup import LOGGER
 
@@ -13,10 +13,12 @@ EXTRA = {"model": model_config.options}
 
 
 def run(job):
-    # types the configured platform's library or the campaign's arch cannot run are refused
-    # here, naming file:line:field (the arch also sizes a --list grid)
+    # GEMMs the configured platform cannot run (its library's types, its devices' sizes) or
+    # of types the campaign's arch cannot are refused here, naming file:line:field (the arch
+    # also sizes a --list grid)
     extra = EXTRA.get(job.params.kind, lambda config: {})(job.config)
-    table = READERS[job.params.kind](job.params.value, platform=job.config.get("platform"),
+    support = platforms.gemm_support(job.config.get("platform"))
+    table = READERS[job.params.kind](job.params.value, support=support,
                                      arch=job.config.get("arch"), **extra)
     workload.write(table, job.output[0])
     logging.getLogger(LOGGER).info("%d workload rows, %d calls", len(table),

@@ -18,6 +18,8 @@ import pandas as pd
 from ..errors import PlatformError  # noqa: F401 (platforms.PlatformError, as it always was)
 from ..gemm import GEMM_FIELDS, GemmProblem
 from ..log_setup import LOGGER
+from ..workload.support import GemmSupport
+from . import limits, type_support
 
 # columns of every bench / search / verify table (docs/FORMATS.md, "results table")
 RESULT_COLUMNS = (*GEMM_FIELDS, "us", "gflops", "gbps", "solution_index", "solution_name",
@@ -151,6 +153,17 @@ def arch_choices(name: str) -> tuple[str, ...]:
     except PlatformError:
         return tuple(ARCHS)
     return tuple(arch for arch, spec in ARCHS.items() if spec.model in models)
+
+
+def gemm_support(name: str | None) -> GemmSupport:
+    """What the workload readers check a GEMM against on the platform ``name``: its library's
+    type combinations (``type_support``) and its devices' sizes (``limits``); every platform's
+    (the union, as sim models them all) for None, as before a campaign names one, or for a name
+    without tables."""
+    return GemmSupport(combos=type_support.table(name), library=type_support.library_name(name),
+                       arch_limit=type_support.arch_limit,
+                       memory_bytes=limits.memory_bytes(name), devices=limits.devices(name),
+                       indexers=limits.indexers(name))
 
 
 def platform_class(name: str):

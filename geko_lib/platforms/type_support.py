@@ -2,7 +2,9 @@
 
 A GEMM type no library supports must be refused where it enters (the workload), naming the file,
 line and field: otherwise it is "searched", "verified" by a model and shipped in a library nobody
-can load. The tables name types as hipBLASLt does (``bf16_r``; compute types with the ``c_``
+can load. The workload readers are handed a platform's table by
+``geko_lib.platforms.gemm_support`` and apply it (:class:`geko_lib.workload.support.GemmSupport`).
+The tables name types as hipBLASLt does (``bf16_r``; compute types with the ``c_``
 prefix where hipBLASLt prints one, see :func:`geko_lib.gemm.normalize_compute_type`).
 
 Sources, per platform:
@@ -29,18 +31,10 @@ there, and the original's gfx942 MFMA allow-list lists F8 and F8N alike (see
 from __future__ import annotations
 
 from itertools import product
-from typing import NamedTuple
 
+# the shapes of these tables are the workload's, which applies them (GemmSupport)
+from ..workload.support import ArchLimit, Combo
 
-class Combo(NamedTuple):
-    a_type: str
-    b_type: str
-    c_type: str
-    d_type: str
-    compute_type: str
-
-
-FIELDS = Combo._fields
 F32 = "c_f32_r"  # the 32-bit float accumulator, as the workload readers normalize it
 
 # ---- rocm: hipBLASLt ------------------------------------------------------------------------
@@ -115,11 +109,6 @@ CUDA: frozenset[Combo] = frozenset([
 # ---- per architecture: data types its hardware cannot run ------------------------------------
 
 
-class ArchLimit(NamedTuple):
-    types: frozenset[str]  # a, b, c or d types the arch's instructions cannot take
-    why: str  # what the arch runs instead, for the refusal
-
-
 ARCH_LIMITS: dict[str, ArchLimit] = {
     "gfx950": ArchLimit(frozenset(_FNUZ_FP8),
                         "gfx950's fp8 types are the OCP ones (f8_r, bf8_r); the FNUZ types "
@@ -164,44 +153,3 @@ def table(platform: str | None, arch: str | None = None) -> frozenset[Combo]:
 def library_name(platform: str | None) -> str:
     """The GEMM library whose results a platform's rows are."""
     return LIBRARY.get(platform or "sim", LIBRARY["sim"])
-
-
-def _describe_prefix(values: tuple[str, ...]) -> str:
-    """How the already-matching leading fields read in a message: 'f8_r x f8_r -> bf16_r'."""
-    parts = list(values)
-    text = " x ".join(parts[:2])
-    if len(parts) > 2:
-        text += " -> " + "/".join(parts[2:4])
-    if len(parts) > 4:
-        text += f" (compute {parts[4]})"
-    return text
-
-
-def unsupported(combo, platform: str | None = None, arch: str | None = None
-                ) -> tuple[str, str] | None:
-    """None when ``combo`` (a, b, c, d, compute) is supported on ``platform`` and ``arch``;
-    otherwise the first field (in a, b, c, d, compute order) that no supported combination of
-    the platform allows after the fields before it, and a message saying what would be allowed
-    there, or else the first field of a type the arch cannot run, and a message naming the arch."""
-    combo = Combo(*combo)
-    rows = table(platform)
-    if combo in rows:
-        return _arch_problem(combo, arch)
-    for k, field in enumerate(FIELDS):
-        prefix = combo[:k]
-        allowed = sorted({row[k] for row in rows if row[:k] == prefix})
-        if combo[k] not in allowed:
-            after = f" after {_describe_prefix(prefix)}" if prefix else ""
-            return field, (f"{combo[k]}{after} is not a type combination {library_name(platform)} "
-                           f"supports (allowed here: {', '.join(allowed)})")
-    raise AssertionError("unreachable: a combination that matches every prefix is in the table")
-
-
-def _arch_problem(combo: Combo, arch: str | None) -> tuple[str, str] | None:
-    limit = arch_limit(arch)
-    if limit is None:
-        return None
-    for field, value in zip(FIELDS[:4], combo):
-        if value in limit.types:
-            return field, f"{value} is not a type {arch} can run: {limit.why}"
-    return None

@@ -45,7 +45,8 @@ The package holds one module per source: ``mask64``, ``mask32``, ``csv_log``, ``
 ``inline``, ``tunableop`` (PyTorch TunableOp files), ``aiter``, ``model_config`` (``linear``:
 F.linear as hipBLASLt logs it), over the shared ``parsing``
 of text and the canonical ``table``; ``reader`` picks the source of a file, ``writer`` writes
-``workload.yaml``.
+``workload.yaml``; ``support`` applies a platform's limits (what its library and devices run),
+which the readers are handed as a value (``geko_lib.platforms.gemm_support``).
 """
 
 from .errors import WorkloadError  # noqa: F401

@@ -10,6 +10,7 @@ import pandas as pd
 
 
 from .errors import WorkloadError
+from .support import GemmSupport
 from .table import _Rows, _normalize
 from ..log_setup import LOGGER
 
@@ -63,7 +64,7 @@ def _number(value):
     return value
 
 
-def _read_csv(path, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
+def _read_csv(path, support: GemmSupport, arch: str | None = None) -> pd.DataFrame:
     layout = _csv_record_lines(path)
     _refuse_duplicate_columns(path, layout)
     try:
@@ -96,4 +97,4 @@ def _read_csv(path, platform: str | None = None, arch: str | None = None) -> pd.
         rows.add(keys, list(values))
     if not keys:
         raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
-    return _normalize(rows, platform, arch)
+    return _normalize(rows, support, arch)

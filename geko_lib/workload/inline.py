@@ -11,6 +11,7 @@ import pandas as pd
 
 from .errors import WorkloadError
 from .size_list import _gemm_type_from_codes, _synthetic_rows
+from .support import GemmSupport
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -23,8 +24,7 @@ INLINE_TOKENS = ("M", "N", "batch", "K", "DataType", "DestDataType", "ComputeDat
 
 # ---- --inline -------------------------------------------------------------------------------
 
-def read_inline(tokens, *, platform: str | None = None, arch: str | None = None
-                ) -> pd.DataFrame:
+def read_inline(tokens, *, support: GemmSupport, arch: str | None = None) -> pd.DataFrame:
     """``M N batch K DataType DestDataType ComputeDataType transA transB`` -> one canonical row.
 
     ``tokens``: 9 strings or one space-separated string, e.g. ``"1024 1024 1 1024 B B S N T"``.
@@ -52,4 +52,4 @@ def read_inline(tokens, *, platform: str | None = None, arch: str | None = None
         position = INLINE_TOKENS.index(field) + 1
         raise WorkloadError(path, None, field, f"token {position}: {exc.message}") from None
     m, n, b, k = sizes
-    return _synthetic_rows(path, gemm_type, [(m, n, b, k)], [None], platform, arch)
+    return _synthetic_rows(path, gemm_type, [(m, n, b, k)], [None], support, arch)

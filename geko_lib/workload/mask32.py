@@ -12,6 +12,7 @@ import pandas as pd
 from .errors import WorkloadError
 from .parsing import (_FALLBACK, _FirstLines, _check_not_trace, _count_lines, _decode,
                       _is_bench_line, _meaningful, _missing_file, _scalar)
+from .support import GemmSupport
 from .table import _LOG_FIELD_SET, _Rows, _normalize, _text
 from ..log_setup import LOGGER
 
@@ -92,7 +93,7 @@ def _bench_rows(path, counts: Counter) -> _Rows:
     return rows
 
 
-def read_bench_commands(path, *, platform: str | None = None, arch: str | None = None
+def read_bench_commands(path, *, support: GemmSupport, arch: str | None = None
                         ) -> pd.DataFrame:
     """A HIPBLASLT_LOG_MASK=32 log: one ``hipblaslt-bench ...`` command line per GEMM call.
 
@@ -104,4 +105,4 @@ def read_bench_commands(path, *, platform: str | None = None, arch: str | None =
     problem = _missing_file(path)
     if problem:
         raise problem
-    return _normalize(_bench_rows(path, _count_lines(path)), platform, arch)
+    return _normalize(_bench_rows(path, _count_lines(path)), support, arch)

@@ -52,6 +52,7 @@ from typing import NamedTuple
 
 from .errors import WorkloadError
 from .linear import linear_fields
+from .support import GemmSupport
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -329,8 +330,8 @@ class _RowAskedFor:
 
 
 def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serving",
-               dtype="bf16_r", sequences: int = SEQUENCES, platform: str | None = None,
-               arch: str | None = None):
+               dtype="bf16_r", sequences: int = SEQUENCES,
+               support: GemmSupport, arch: str | None = None):
     """A model's ``config.json`` -> the canonical workload table (one row per distinct GEMM)."""
     from .parsing import _missing_file
     from .table import _Rows, _normalize
@@ -344,7 +345,7 @@ def read_model(path, *, tp=1, tokens=(1, 16, 64, 512, 4096), token_weights="serv
     for row in parsed:
         rows.add(tuple(row), list(row.values()))
     try:
-        return _normalize(rows, platform, arch)
+        return _normalize(rows, support, arch)
     except WorkloadError as exc:
         # a size no device runs (or a call count beyond 64 bits) is named by the key it comes
         # from (intermediate_size), not by the GEMM's field (M) the config.json does not have

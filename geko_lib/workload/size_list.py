@@ -17,6 +17,7 @@ from . import grid_sizes
 from .errors import WorkloadError, _Bad
 from .parsing import (_DuplicateKey, _Loader, _missing_file, _read_text, _yaml_error_line,
                       _yaml_problem)
+from .support import UNCHECKED, GemmSupport, Unchecked
 from .table import _Rows, _convert_transpose, _describe, _normalize
 from ..log_setup import LOGGER
 
@@ -65,12 +66,15 @@ def _gemm_type_from_codes(values: dict, path, line_of_key: Callable[[str], int |
 
 
 def rows_of(gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]]) -> pd.DataFrame:
-    """Canonical workload rows, one call each, for one GEMM type's sizes [M, N, batch, K]."""
-    return _synthetic_rows("<sizes>", gemm_type, sizes, [])
+    """Canonical workload rows, one call each, for one GEMM type's sizes [M, N, batch, K]: the
+    log rows of ``GemmConfig.workload_log_rows`` (the original's API), which names no platform
+    to check them against; the reader that takes a log of them in does (``support.UNCHECKED``
+    says so by name)."""
+    return _synthetic_rows("<sizes>", gemm_type, sizes, [], UNCHECKED)
 
 
 def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, int, int, int]],
-                    lines: Sequence[int | None], platform: str | None = None,
+                    lines: Sequence[int | None], support: GemmSupport | Unchecked,
                     arch: str | None = None) -> pd.DataFrame:
     rows = _Rows(path, lambda i: lines[i] if i < len(lines) else None)
     type_fields = gemm_type.log_fields()
@@ -80,10 +84,10 @@ def _synthetic_rows(path, gemm_type: gemm.GemmType, sizes: Sequence[tuple[int, i
         rows.add(keys, ["matmul", m, n, k, type_fields["transA"], type_fields["transB"], b,
                         type_fields["a_type"], type_fields["b_type"], type_fields["c_type"],
                         type_fields["d_type"], type_fields["compute_type"], 1])
-    return _normalize(rows, platform, arch)
+    return _normalize(rows, support, arch)
 
 
-def read_list(path, *, platform: str | None = None, arch: str | None = None) -> pd.DataFrame:
+def read_list(path, *, support: GemmSupport, arch: str | None = None) -> pd.DataFrame:
     """The generator ``--list`` YAML -> canonical rows (call_count 1, no ld/strides).
 
     ``TRANSA``, ``TRANSB``, ``DataType``, ``DestDataType``, ``ComputeDataType`` (Tensile codes);
@@ -114,7 +118,7 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
     if not given:
         raise WorkloadError(path, None, "file", "empty list file")
     if len(given) == 1:
-        return _read_document(path, *given[0], platform, arch)
+        return _read_document(path, *given[0], support, arch)
     frames = []
     for data, node in given:
         line = node.start_mark.line + 1
@@ -122,13 +126,13 @@ def read_list(path, *, platform: str | None = None, arch: str | None = None) -> 
             raise WorkloadError(path, line, "SIZE_OPTION",
                                 "SIZE_OPTION 2 (a workload log) must be its list file's only "
                                 "document; give the log's GEMMs with --workload-log")
-        frames.append(_read_document(path, data, node, platform, arch, line))
+        frames.append(_read_document(path, data, node, support, arch, line))
     table = pd.concat(frames, ignore_index=True)
     keys = [c for c in table.columns if c != "call_count"]
     return table.drop_duplicates(subset=keys).reset_index(drop=True)
 
 
-def _read_document(path, data, node, platform: str | None, arch: str | None,
+def _read_document(path, data, node, support: GemmSupport, arch: str | None,
                    line: int | None = None) -> pd.DataFrame:
     """One mapping of a --list file (``line``: where its document starts, in a file of
     several)."""
@@ -166,7 +170,7 @@ def _read_document(path, data, node, platform: str | None, arch: str | None,
                                 f"workload log {str(target)!r} does not exist")
         from .reader import read  # a list may name a workload log (SIZE_OPTION 2)
 
-        return read(target, platform=platform, arch=types_arch)
+        return read(target, support=support, arch=types_arch)
 
     gemm_type = _gemm_type_from_codes(data, path, line_of_key)
     if option == 0:
@@ -185,7 +189,7 @@ def _read_document(path, data, node, platform: str | None, arch: str | None,
                     raise WorkloadError(path, line, "Sizes",
                                         f"{name} must be a positive integer, got {_describe(value)}")
             sizes.setdefault(tuple(item), line)
-        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), platform,
+        return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), support,
                                types_arch)
 
     density = _list_int(data.get("GRID_DENSITY", grid_sizes.DEFAULT_DENSITY), path,
@@ -198,5 +202,5 @@ def _read_document(path, data, node, platform: str | None, arch: str | None,
                             f"SIZE_OPTION 1 sizes the grid by the GPU's compute units: {exc}") \
             from None
     line = line_of_key("SIZE_OPTION")
-    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), platform,
+    return _synthetic_rows(path, gemm_type, sizes_grid, [line] * len(sizes_grid), support,
                            types_arch)

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from .. import gemm, newer_revisions
-from ..platforms import limits, type_support
 
 from .errors import WorkloadError, _Bad
+from .support import UNCHECKED, GemmSupport, Unchecked, require
 from ..log_setup import LOGGER
 
 log = logging.getLogger(LOGGER)
@@ -258,8 +258,12 @@ def _nulls(values: Sequence) -> list[int]:
     return [i for i, v in enumerate(values) if v is None]
 
 
-def _normalize(rows: _Rows, platform: str | None = None, arch: str | None = None
+def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None = None
                ) -> pd.DataFrame:
+    """The canonical table of ``rows``. A GEMM beyond ``support`` (one platform's limits, see
+    :mod:`geko_lib.workload.support`), or of a type ``arch`` cannot run, is refused too; it is
+    required, and only ``UNCHECKED``, by name, checks neither (None is a TypeError)."""
+    support = require(support)
     path, line_of = rows.path, rows.line_of
     n = len(rows)
     if n == 0:
@@ -322,13 +326,15 @@ def _normalize(rows: _Rows, platform: str | None = None, arch: str | None = None
     if errors:
         row, _, field, message = min(errors)
         raise WorkloadError(path, line_of(row), field, message)
-    _refuse_unsupported_types(out, path, line_of, platform, arch)
+    if support is not UNCHECKED:
+        _refuse_unsupported_types(out, path, line_of, support, arch)
     _refuse_mx(out, path, line_of)
     short = gemm.short_leading_dimension(out)
     if short:
         row, field, message = short
         raise WorkloadError(path, line_of(row), field, message)
-    impossible = limits.oversized(out, {f: out[f] for f in _DTYPE_FIELDS[:4]}, platform)
+    impossible = None if support is UNCHECKED else \
+        support.oversized(out, {f: out[f] for f in _DTYPE_FIELDS[:4]})
     if impossible:
         row, field, message = impossible
         raise WorkloadError(path, line_of(row), field, message)
@@ -388,17 +394,17 @@ def _warn_unknown_fields(unknown: list[str], rows: _Rows) -> None:
                     key, hint)
 
 
-def _refuse_unsupported_types(out: dict, path, line_of, platform: str | None,
+def _refuse_unsupported_types(out: dict, path, line_of, support: GemmSupport,
                               arch: str | None = None) -> None:
-    """The first row whose (a, b, c, d, compute) types the platform's library cannot run (any
-    library, when no platform is given), or the campaign's arch cannot (no arch: no such
-    limit), is refused, naming its line and the offending field."""
+    """The first row whose (a, b, c, d, compute) types the platform's library cannot run, or
+    the campaign's arch cannot (no arch: no such limit), is refused, naming its line and the
+    offending field."""
     seen = set()
     for i, combo in enumerate(zip(*(out[f] for f in _DTYPE_FIELDS))):
         if combo in seen:
             continue
         seen.add(combo)
-        problem = type_support.unsupported(combo, platform, arch)
+        problem = support.unsupported(combo, arch)
         if problem:
             raise WorkloadError(path, line_of(i), *problem)
 
