@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import path_errors
+from . import locks, path_errors
 from .errors import GekoError
 from .log_setup import LOGGER
 
@@ -226,7 +226,8 @@ def lease(devices, *, n_slots: int = 1, lock_dir=None, namespace: str = "gpu",
             if fd is None:
                 continue
             try:
-                yield Lease(device, slot, fd)
+                with locks.held(fd):
+                    yield Lease(device, slot, fd)
             finally:
                 os.close(fd)
             return

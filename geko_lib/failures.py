@@ -27,12 +27,12 @@ In the workflow:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
+from . import locks
 from .errors import GekoError
 from .log_setup import LOGGER
 
@@ -47,8 +47,7 @@ COUNTS_FILE = ".failed_runs.json"
 def _locked_entries(phase_dir: Path):
     phase_dir = Path(phase_dir)
     phase_dir.mkdir(parents=True, exist_ok=True)
-    with open(phase_dir / f"{COUNTS_FILE}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locks.exclusive(phase_dir / f"{COUNTS_FILE}.lock"):
         entries = read_entries(phase_dir)
         yield entries
         path = phase_dir / COUNTS_FILE
@@ -202,8 +201,7 @@ def edit_failed_log(directory: Path, name: str, error=None) -> None:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FAILED_JOBS
-    with open(directory / f".{FAILED_JOBS}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locks.exclusive(directory / f".{FAILED_JOBS}.lock"):
         items = failed_items(path.read_text()) if path.exists() else []
         items = [item for item in items if item["gemm"] != name]
         if error is not None:
@@ -233,8 +231,7 @@ class FailureStreak:
 
     def _update(self, change) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with locks.exclusive(self.path, "a+") as handle:
             handle.seek(0)
             text = handle.read().strip()
             value = change(int(text) if text.isdigit() else 0)

@@ -26,8 +26,9 @@ FLOORS = {
     4: {"tuning", "failures"},
     3: {"library"},
     2: {"workload", "schemas", "bench_formats", "files", "constants"},
-    1: {"gemm", "archs", "errors", "log_setup", "config_schema", "resources", "path_errors",
-        "original_columns", "newer_revisions", "devices", "interrupt", "progress", "examples"},
+    1: {"gemm", "archs", "errors", "locks", "log_setup", "config_schema", "resources",
+        "path_errors", "original_columns", "newer_revisions", "devices", "interrupt", "progress",
+        "examples"},
 }
 # imports from a lower floor up, by the pair of rooms, with every (importer, imported) under
 # geko_lib/ that makes it: at most 2 pairs; leave this shorter, never longer

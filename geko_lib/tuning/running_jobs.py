@@ -15,13 +15,14 @@ killed with SIGKILL) is dropped at the next rewrite. With no job running the log
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
 import threading
 import time
 from pathlib import Path
+
+from .. import locks
 
 FILE = "running_jobs.log"
 _STATE = ".running_jobs.json"
@@ -69,8 +70,7 @@ def _alive(entry: dict) -> bool:
 
 def _rewrite(tuning_dir: Path, change) -> None:
     tuning_dir.mkdir(parents=True, exist_ok=True)
-    with open(tuning_dir / _LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locks.exclusive(tuning_dir / _LOCK):
         state_path = tuning_dir / _STATE
         try:
             entries = json.loads(state_path.read_text())

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import logging
 import os
 import re
@@ -43,7 +42,7 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 
-from ... import files
+from ... import files, locks
 from ... import progress as _progress
 from ...tuning import build_dir as build_dirs, optimize as tune, running_jobs
 from ...tuning.problem import TuningConfig
@@ -233,8 +232,7 @@ def heartbeat(watched: Path, message: str, every: float | None = None):
 def file_lock(path: Path):
     """An exclusive flock on ``path`` for the block (released by the kernel if we die)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with locks.exclusive(path):
         yield
 
 
