@@ -264,10 +264,29 @@ def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None =
     :mod:`geko_lib.workload.support`), or of a type ``arch`` cannot run, is refused too; it is
     required, and only ``UNCHECKED``, by name, checks neither (None is a TypeError)."""
     support = require(support)
-    path, line_of = rows.path, rows.line_of
-    n = len(rows)
+    n = len(rows)  # counted now: the rows' lists are let go of once they are columns
     if n == 0:
-        raise WorkloadError(path, None, "rows", "empty workload: no GEMM rows found")
+        raise WorkloadError(rows.path, None, "rows", "empty workload: no GEMM rows found")
+    cols = _whitelisted_columns(rows)
+    _require_gemm_fields(cols, rows)
+    _fill_row_defaults(cols, n)
+    out = _converted_columns(cols, rows)
+    _refuse_what_cannot_run(out, rows, support, arch)
+    out["scale_type"] = _scale_types(cols.get("scale_type"), out["compute_type"], n)
+    out["call_count"] = _call_counts(out.get("call_count"), rows, n)
+    return _aggregate(_frame(out), rows.path, rows.line_of)
+
+
+def _first_error(errors: list[tuple[int, int, str, str]], rows: _Rows) -> None:
+    """The error (row, field order, field, message) on the earliest line, raised; none: none."""
+    if errors:
+        row, _, field, message = min(errors)
+        raise WorkloadError(rows.path, rows.line_of(row), field, message)
+
+
+def _whitelisted_columns(rows: _Rows) -> dict:
+    """The rows' columns under the original's field names, only the fields it keeps (a warning
+    for any other); the per-row lists are let go of (memory)."""
     cols = rows.columns()
     # lowercase m/n/k (hipblaslt-bench output, CSV) -> M/N/K
     for low, up in (("m", "M"), ("n", "N"), ("k", "K")):
@@ -278,22 +297,24 @@ def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None =
         if unknown:  # rare: the per-row key lists are scanned only then
             _warn_unknown_fields(unknown, rows)
     rows.keys = rows.values = None  # the per-row lists: the columns hold their values now
-    cols = {k: v for k, v in cols.items() if k in _LOG_FIELD_SET}  # the original's whitelist
+    return {k: v for k, v in cols.items() if k in _LOG_FIELD_SET}  # the original's whitelist
 
-    errors: list[tuple[int, int, str, str]] = []  # (row, field order, field, message)
 
+def _require_gemm_fields(cols: dict, rows: _Rows) -> None:
+    errors = []
     for field in gemm.GEMM_LOG_FIELDS:
         if field not in cols:
-            raise WorkloadError(path, line_of(0), field, "missing required field")
+            raise WorkloadError(rows.path, rows.line_of(0), field, "missing required field")
         missing = _nulls(cols[field])
         if missing:
             errors.append((missing[0], _FIELD_ORDER[field], field,
                            f"missing required field ({rows.missing_word})"))
-    if errors:
-        row, _, field, message = min(errors)
-        raise WorkloadError(path, line_of(row), field, message)
+    _first_error(errors, rows)
 
-    # per-row defaults (the original adds these only as whole columns; filling per row is a superset)
+
+def _fill_row_defaults(cols: dict, n: int) -> None:
+    """Per-row defaults (the original adds these only as whole columns; filling per row is a
+    superset)."""
     call_count = cols.get("call_count")
     if call_count is not None and None in call_count:
         cols["call_count"] = [1 if v is None else v for v in call_count]
@@ -305,14 +326,19 @@ def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None =
         elif None in cols[field]:
             cols[field] = [default if v is None else v for v in cols[field]]
 
-    # validate and convert; the error reported is the one on the earliest line
+
+def _converted_columns(cols: dict, rows: _Rows) -> dict:
+    """Every column validated and converted (each raw one let go of once converted, memory);
+    the error reported is the one on the earliest line. ``scale_type`` stays in ``cols``."""
+    errors = []
     out: dict[str, object] = {}
     for field in [f for f in cols if f not in ("call_count", "scale_type")]:
-        values = cols.pop(field)  # let go of the raw column once converted (memory)
+        values = cols.pop(field)
         if field not in gemm.GEMM_LOG_FIELDS and field not in ("function", "scaleA", "scaleB"):
             missing = _nulls(values)
             if missing:
-                log.warning("%s:%s: %s: column has null values; dropped", path, line_of(missing[0]), field)
+                log.warning("%s:%s: %s: column has null values; dropped", rows.path,
+                            rows.line_of(missing[0]), field)
                 continue
         try:
             out[field] = _converter(field)(values)
@@ -323,9 +349,15 @@ def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None =
             out["call_count"] = _converter("call_count")(cols["call_count"])
         except _Bad as bad:
             errors.append((bad.index, _FIELD_ORDER["call_count"], "call_count", bad.message))
-    if errors:
-        row, _, field, message = min(errors)
-        raise WorkloadError(path, line_of(row), field, message)
+    _first_error(errors, rows)
+    return out
+
+
+def _refuse_what_cannot_run(out: dict, rows: _Rows, support: GemmSupport | Unchecked,
+                            arch: str | None) -> None:
+    """Types the platform's library or ``arch`` cannot run, MX scaling, leading dimensions
+    shorter than the matrix, sizes beyond what the platform can index or hold."""
+    path, line_of = rows.path, rows.line_of
     if support is not UNCHECKED:
         _refuse_unsupported_types(out, path, line_of, support, arch)
     _refuse_mx(out, path, line_of)
@@ -339,34 +371,39 @@ def _normalize(rows: _Rows, support: GemmSupport | Unchecked, arch: str | None =
         row, field, message = impossible
         raise WorkloadError(path, line_of(row), field, message)
 
-    given = cols.get("scale_type")
-    if given is None or None in given:  # default: the compute type without c_ and x (c_xf32_r -> f32_r)
+
+def _scale_types(given, compute_types, n: int):
+    """The scale types given, else the compute type's without c_ and x (c_xf32_r -> f32_r)."""
+    if given is None or None in given:
         given = given or [None] * n
         defaults: dict[str, str] = {}
         given = [g if g is not None else defaults.setdefault(c, gemm.scale_type_for(c))
-                 for g, c in zip(given, out["compute_type"])]
-    out["scale_type"] = _str_column(given)
-    calls = out.get("call_count")
+                 for g, c in zip(given, compute_types)]
+    return _str_column(given)
+
+
+def _call_counts(calls, rows: _Rows, n: int) -> np.ndarray:
+    """Each row's calls (1 where none is given) times its repeats (identical lines folded)."""
     if calls is None:
         calls = np.ones(n, dtype=np.int64)
     if rows.repeats is not None:
         repeats = np.asarray(rows.repeats, dtype=np.int64)
-        _refuse_count_overflow(calls > _INT64_MAX // repeats, calls, repeats, path, line_of)
+        _refuse_count_overflow(calls > _INT64_MAX // repeats, calls, repeats, rows.path,
+                               rows.line_of)
         calls = calls * repeats
-    out["call_count"] = calls
+    return calls
 
+
+def _frame(out: dict) -> pd.DataFrame:
+    """The converted columns as one table in the log's field order (``out`` emptied)."""
     data = {}
     for field in gemm.LOG_FIELDS:
         if field not in out:
             continue
-        values = out[field]
-        if isinstance(values, np.ndarray):
-            data[field] = values
-        else:
-            data[field] = pd.Series(list(values), dtype="str")
-    df = pd.DataFrame(data, copy=False)  # the columns as built, not copied into blocks
-    del data, out
-    return _aggregate(df, path, line_of)
+        values = out.pop(field)
+        data[field] = values if isinstance(values, np.ndarray) else \
+            pd.Series(list(values), dtype="str")
+    return pd.DataFrame(data, copy=False)  # the columns as built, not copied into blocks
 
 
 _KNOWN_BY_LOWER = {f.lower(): f for f in gemm.LOG_FIELDS}
