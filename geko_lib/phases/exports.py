@@ -70,6 +70,16 @@ def run(job):
     # what the GPU reports (gfx942...), never geko's alias of it (gfx942_80cu)
     target = ARCHS.get(job.config["arch"])
     arch = settings["gcn_arch_name"] or (target.model if target else job.config["arch"])
+    _write_override(job, log, winners, shipped, keys, arch)
+    _write_tunableop(job, log, winners, shipped, keys, arch)
+    if job.output.get("library_index"):  # the workflow declares it; an older caller may not
+        files.write_json(job.output.library_index, record)
+    _write_aiter(job, log, winners, keys)
+
+
+def _write_override(job, log, winners, shipped, keys, arch: str) -> None:
+    """hipBLASLt's tuning override file: one entry per shipped GEMM it can serve."""
+    settings = job.config["exports"]
     _left_out(log, winners, shipped, job.output.override)
     # the override's key has no bias: its entry serves a GEMM's bias calls as well
     entries, only_bias, mixed = sources.override_entries(shipped, keys)
@@ -88,6 +98,11 @@ def run(job):
                     "in an override file", int((~numbered).sum()), job.output.override)
     exports.write_tuning_override(entries[numbered], job.output.override, arch=arch,
                                   version=settings["hipblaslt_version"] or None)
+
+
+def _write_tunableop(job, log, winners, shipped, keys, arch: str) -> None:
+    """PyTorch TunableOp's results file: one line per call TunableOp has a GEMM op for."""
+    settings = job.config["exports"]
     validators = exports.default_validators(
         arch, hipblaslt_version=settings["hipblaslt_version"] or None,
         torch_version=settings["torch_version"], rocm_version=settings["rocm_version"] or None)
@@ -107,9 +122,11 @@ def run(job):
     _left_out(log, winners, shipped, job.output.tunableop)
     exports.write_tunableop(calls[supported], job.output.tunableop, validators=validators,
                             style=style)
-    if job.output.get("library_index"):  # the workflow declares it; an older caller may not
-        files.write_json(job.output.library_index, record)
-    aiter = job.output.get("aiter")  # declared where the platform lists the format
+
+
+def _write_aiter(job, log, winners, keys) -> None:
+    """aiter's tuned CSV, where the platform lists the format."""
+    aiter = job.output.get("aiter")
     if aiter is None:
         log.info("no aiter tuned CSV: platform %s has no hipBLASLt solution indices a runtime "
                  "could dispatch to", job.config["platform"])
