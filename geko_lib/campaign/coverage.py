@@ -216,24 +216,55 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
     # an export is looked up call by call (its consumer's key); library logic GEMM by GEMM
     identity = sources.call_table(table) if kind else gemm_identity(table)
     problems = [GemmProblem.from_row(r) for r in identity.to_dict("records")]
+    us, time_source, model_arch = _times(identity, problems, timings, arch, lib_arch)
+    gemms = _gemm_rows(identity, problems, us, entries, lib_files, kind)
+    total_calls, total_time = _add_shares(gemms)
+
+    def share(rows):
+        calls = sum(g["call_count"] for g in rows)
+        timed = [g["time_us"] for g in rows if g["time_us"] is not None]
+        return {"n_gemms": len(rows), "pct_gemms": _pct(len(rows), len(gemms)),
+                "n_calls": calls, "pct_calls": _pct(calls, total_calls),
+                "time_us": sum(timed), "pct_time": _pct(sum(timed), total_time)}
+
+    in_workload = {(p.type, p.size) for p in problems}
+    unused = sorted(k for k in entries if k not in in_workload)
+    return {"export": kind,
+        "library": str(library_path), "library_files": lib_files,
+        "n_library_sizes": len(entries),
+        "workload": str(workload_path), "n_gemms": len(gemms), "n_calls": total_calls,
+        "time_source": time_source, "estimate": not timings, "model_arch": model_arch,
+        "n_without_time": sum(g["time_us"] is None for g in gemms),
+        "served": share([g for g in gemms if g["served"]]),
+        "not_served": share([g for g in gemms if not g["served"]]),
+        "library_sizes_not_in_workload": [
+            {"type": t.name, "size": list(size), "lib": entries[(t, size)][0][1]}
+            for t, size in unused],
+        "gemms": gemms,
+    }
+
+
+def _times(identity, problems, timings, arch, lib_arch):
+    """(us per call of each GEMM, where they come from, the modelled arch or None): the
+    timings table's where one is given, else the sim model's estimates."""
     if timings:
-        times_table = _timings_table(timings)
-        merged = identity.merge(times_table, on=KEYS, how="left")
+        merged = identity.merge(_timings_table(timings), on=KEYS, how="left")
         us = [None if pd.isna(v) else float(v) for v in merged["us"]]
-        time_source = f"timings table {timings}"
-        model_arch = None
-    else:
-        model_arch = _model_arch(arch, lib_arch)
-        model = _model_times(problems, model_arch)
-        us = [model.get(p) for p in problems]
-        time_source = (f"sim model estimate ({model_arch}): predicted kernel times, not "
-                       "measurements")
+        return us, f"timings table {timings}", None
+    model_arch = _model_arch(arch, lib_arch)
+    model = _model_times(problems, model_arch)
+    return ([model.get(p) for p in problems],
+            f"sim model estimate ({model_arch}): predicted kernel times, not measurements",
+            model_arch)
+
+
+def _gemm_rows(identity, problems, us, entries, lib_files, kind) -> list[dict]:
+    """One row per GEMM (per call key, for an export): served by which library file, or why
+    not."""
     lib_types = {t for t, _ in entries}
-    workload_keys = set()
     gemms = []
     for row, problem, t in zip(identity.to_dict("records"), problems, us):
         key = (problem.type, problem.size)
-        workload_keys.add(key)
         call = {f: _plain(row[f]) for f in sources.CALL_KEY if f in row}
         lib, reason = _lookup(entries.get(key), call, kind)
         if lib is None and reason is None and kind and not entries:  # an export of nothing kept
@@ -248,34 +279,19 @@ def coverage(library_path, workload_path, timings=None, arch: str | None = None,
                       "call_count": calls, "us": t,
                       "time_us": None if t is None else calls * t,
                       "served": lib is not None, "lib": lib, "reason": reason})
+    return gemms
+
+
+def _add_shares(gemms: list[dict]) -> tuple[int, float]:
+    """Each GEMM's share of the calls and of the time, the GEMMs sorted by time (the untimed
+    last); (total calls, total time)."""
     total_calls = sum(g["call_count"] for g in gemms)
     total_time = sum(g["time_us"] for g in gemms if g["time_us"] is not None)
     for g in gemms:
         g["pct_calls"] = _pct(g["call_count"], total_calls)
         g["pct_time"] = None if g["time_us"] is None else _pct(g["time_us"], total_time)
     gemms.sort(key=lambda g: (g["time_us"] is None, -(g["time_us"] or 0.0), -g["call_count"]))
-
-    def share(rows):
-        calls = sum(g["call_count"] for g in rows)
-        timed = [g["time_us"] for g in rows if g["time_us"] is not None]
-        return {"n_gemms": len(rows), "pct_gemms": _pct(len(rows), len(gemms)),
-                "n_calls": calls, "pct_calls": _pct(calls, total_calls),
-                "time_us": sum(timed), "pct_time": _pct(sum(timed), total_time)}
-
-    unused = sorted(k for k in entries if k not in workload_keys)
-    return {"export": kind,
-        "library": str(library_path), "library_files": lib_files,
-        "n_library_sizes": len(entries),
-        "workload": str(workload_path), "n_gemms": len(gemms), "n_calls": total_calls,
-        "time_source": time_source, "estimate": not timings, "model_arch": model_arch,
-        "n_without_time": sum(g["time_us"] is None for g in gemms),
-        "served": share([g for g in gemms if g["served"]]),
-        "not_served": share([g for g in gemms if not g["served"]]),
-        "library_sizes_not_in_workload": [
-            {"type": t.name, "size": list(size), "lib": entries[(t, size)][0][1]}
-            for t, size in unused],
-        "gemms": gemms,
-    }
+    return total_calls, total_time
 
 
 def _p(value, digits=1) -> str:
