@@ -64,13 +64,13 @@ def replay(rows: pd.DataFrame, budgets: list[float], heuristic_count: int) -> li
     return out
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=Path)
     parser.add_argument("--budgets", default="0.5,1,2,3,5")
     parser.add_argument("--heuristic-count", type=int, default=16)
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = rows_of(args.directory)
     if "screen_s" not in rows.columns:
         raise SystemExit(f"{args.directory}: the rows have no screen_s column (a search from "
