@@ -132,6 +132,41 @@ def read_list(path, *, support: GemmSupport, arch: str | None = None) -> pd.Data
     return table.drop_duplicates(subset=keys).reset_index(drop=True)
 
 
+def _named_log(path, data, line_of_key) -> Path:
+    """The workload log a SIZE_OPTION 2 list names (relative to the list), which must exist."""
+    log_path = data.get("GEMM_LOG_PATH")
+    if not isinstance(log_path, str) or not log_path.strip():
+        raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
+                            "SIZE_OPTION 2 needs GEMM_LOG_PATH, the path of a workload log")
+    target = Path(os.path.expanduser(log_path.strip()))
+    if not target.is_absolute():
+        target = Path(path).parent / target
+    if not target.exists():
+        raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
+                            f"workload log {str(target)!r} does not exist")
+    return target
+
+
+def _listed_sizes(path, data, key_nodes, line_of_key) -> dict[tuple, int | None]:
+    """A SIZE_OPTION 0 list's [M, N, B, K] sizes, each once, with the line it is first on."""
+    sizes_value = data.get("Sizes")
+    if not isinstance(sizes_value, list) or not sizes_value:
+        raise WorkloadError(path, line_of_key("Sizes"), "Sizes",
+                            "SIZE_OPTION 0 needs Sizes: a non-empty list of [M, N, B, K]")
+    sizes: dict[tuple, int | None] = {}
+    for item, item_node in zip(sizes_value, key_nodes["Sizes"][1].value):
+        line = item_node.start_mark.line + 1
+        if not isinstance(item, list) or len(item) != 4:
+            raise WorkloadError(path, line, "Sizes",
+                                f"each size must be [M, N, B, K], got {item!r}")
+        for name, value in zip(("M", "N", "B", "K"), item):
+            if type(value) is not int or value < 1:
+                raise WorkloadError(path, line, "Sizes",
+                                    f"{name} must be a positive integer, got {_describe(value)}")
+        sizes.setdefault(tuple(item), line)
+    return sizes
+
+
 def _read_document(path, data, node, support: GemmSupport, arch: str | None,
                    line: int | None = None) -> pd.DataFrame:
     """One mapping of a --list file (``line``: where its document starts, in a file of
@@ -158,37 +193,13 @@ def _read_document(path, data, node, support: GemmSupport, arch: str | None,
         raise WorkloadError(path, line_of_key("SIZE_OPTION"), "SIZE_OPTION",
                             f"must be 0 (Sizes), 1 (grid) or 2 (GEMM_LOG_PATH), got {_describe(option)}")
     if option == 2:
-        log_path = data.get("GEMM_LOG_PATH")
-        if not isinstance(log_path, str) or not log_path.strip():
-            raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
-                                "SIZE_OPTION 2 needs GEMM_LOG_PATH, the path of a workload log")
-        target = Path(os.path.expanduser(log_path.strip()))
-        if not target.is_absolute():
-            target = Path(path).parent / target
-        if not target.exists():
-            raise WorkloadError(path, line_of_key("GEMM_LOG_PATH"), "GEMM_LOG_PATH",
-                                f"workload log {str(target)!r} does not exist")
         from .reader import read  # a list may name a workload log (SIZE_OPTION 2)
 
-        return read(target, support=support, arch=types_arch)
+        return read(_named_log(path, data, line_of_key), support=support, arch=types_arch)
 
     gemm_type = _gemm_type_from_codes(data, path, line_of_key)
     if option == 0:
-        sizes_value = data.get("Sizes")
-        if not isinstance(sizes_value, list) or not sizes_value:
-            raise WorkloadError(path, line_of_key("Sizes"), "Sizes",
-                                "SIZE_OPTION 0 needs Sizes: a non-empty list of [M, N, B, K]")
-        item_nodes = key_nodes["Sizes"][1].value
-        sizes: dict[tuple, int | None] = {}
-        for item, item_node in zip(sizes_value, item_nodes):
-            line = item_node.start_mark.line + 1
-            if not isinstance(item, list) or len(item) != 4:
-                raise WorkloadError(path, line, "Sizes", f"each size must be [M, N, B, K], got {item!r}")
-            for name, value in zip(("M", "N", "B", "K"), item):
-                if type(value) is not int or value < 1:
-                    raise WorkloadError(path, line, "Sizes",
-                                        f"{name} must be a positive integer, got {_describe(value)}")
-            sizes.setdefault(tuple(item), line)
+        sizes = _listed_sizes(path, data, key_nodes, line_of_key)
         return _synthetic_rows(path, gemm_type, list(sizes), list(sizes.values()), support,
                                types_arch)
 
