@@ -222,7 +222,14 @@ class FakeGpu:
                             [(sol["SolutionNameMin"], sets[0])])
         monkeypatch.setattr(platform, "default_solution", lambda problem, device: dict(DEFAULT))
         monkeypatch.setattr(cp.timing, "time_side_by_side", self.side_by_side)
-        monkeypatch.setattr(cp.timing, "checked_error", lambda call, ops, ref=None: 1e-3)
+        self.references, self.checked_with = [], []
+        monkeypatch.setattr(cp.timing, "reference",
+                            lambda ops: self.references.append(ops) or f"ref{len(self.references)}")
+        monkeypatch.setattr(cp.timing, "checked_error", self.checked_error)
+
+    def checked_error(self, call, ops, ref=None):
+        self.checked_with.append(ref)
+        return 1e-3
 
     def side_by_side(self, variants, repeats=15, warmup=2, target_us=2000.0):
         names = [calls[0][0] for calls in variants]
@@ -318,6 +325,15 @@ def test_search_near_ties_are_retimed_and_won_by_the_lowest_solution_index(monke
         gpu.rounds[1:] == [[a, b]] * cp.RETIME_ROUNDS
     assert final.loc["lt_z", "eligible"] and final.loc["lt_z", "tie_with"] == ""
     assert final["spread_pct"].notna().all()
+
+
+def test_search_checks_every_finalist_against_one_reference(monkeypatch):
+    """The float32 product is made once per GEMM, not once per finalist (up to 14 a GEMM: a
+    large GEMM's reference costs tens of milliseconds)."""
+    gpu, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], "lt_x": [6.0],
+                                          "lt_y": [6.5], "lt_z": [7.0]})
+    assert len(gpu.references) == 1
+    assert gpu.checked_with == ["ref1"] * 4  # the default and the three finalists
 
 
 def test_search_a_clear_winner_is_not_retimed(monkeypatch):

@@ -376,7 +376,8 @@ class CudaPlatform:
             for c, a, _, _ in finalists]
         screen_s = [math.nan] + [at for *_, at in finalists]  # the default is not screened
         timings = timing.time_side_by_side([calls for _, calls in timed])  # same operands
-        errors = [timing.checked_error(calls[0], sets[0]) for _, calls in timed]
+        ref = timing.reference(sets[0])  # one float32 product for every finalist's check
+        errors = [timing.checked_error(calls[0], sets[0], ref) for _, calls in timed]
         timings, tie_lost = self._settle_ties(problem, timed, timings, errors, device)
         for i, ((solution, _), measured, error) in enumerate(zip(timed, timings, errors)):
             ok = error < s.err_thr
@@ -461,8 +462,9 @@ class CudaPlatform:
                 log.warning("race: %s cannot run %s: %s", solution.get("SolutionNameMin"),
                             problem.name, err)
         timings = timing.time_side_by_side([calls for _, calls, _ in entrants])
+        ref = timing.reference(checks[0])
         for (i, _, check), t in zip(entrants, timings):
-            out[i] = (t.us, timing.checked_error(check, checks[0]))
+            out[i] = (t.us, timing.checked_error(check, checks[0], ref))
         return out
 
     def sweep(self, problems, library, out_dir, device) -> pd.DataFrame:
