@@ -129,7 +129,6 @@ def read_tuning_override(path) -> pd.DataFrame:
     version = None
     header: list[str] | None = None
     header_line = 0
-    columns: dict[str, int] = {}
     records = []
     seen_content = False
     for r.line, raw in enumerate(r.text.splitlines(), start=1):
@@ -148,17 +147,7 @@ def read_tuning_override(path) -> pd.DataFrame:
         line = re.sub(r"^\[\d+\]:", "", line)
         fields = [f.strip() for f in line.split(",")]
         if fields[0] == "transA":
-            names = fields
-            dup = sorted({n for n in names if names.count(n) > 1})
-            if dup:
-                raise r.error("header", f"duplicate column(s) {', '.join(dup)}")
-            missing = [c for c in _OVERRIDE_REQUIRED if c not in names]
-            if not any(c in names for c in _INDEX_COLUMNS):
-                missing.append("solution_index")
-            if missing:
-                raise r.error("header", f"missing column(s) {', '.join(missing)}")
-            header, header_line = names, r.line
-            columns = {name: i for i, name in enumerate(names)}
+            header, header_line = _override_header(r, fields), r.line
             continue
         if header is None:
             raise r.error("header", "expected a 'Git Version:' line or a CSV header starting "
@@ -166,29 +155,53 @@ def read_tuning_override(path) -> pd.DataFrame:
         if len(fields) != len(header):
             raise r.error("fields", f"{len(fields)} comma-separated fields, but the header on "
                           f"line {header_line} has {len(header)}")
-        get = {name: fields[i] for name, i in columns.items()}
-        rec = {"transA": r.transpose(get["transA"], "transA"),
-               "transB": r.transpose(get["transB"], "transB"),
-               "batch_count": r.int(get["batch_count"], "batch_count", 1),
-               "m": r.int(get["m"], "m", 1), "n": r.int(get["n"], "n", 1),
-               "k": r.int(get["k"], "k", 1)}
-        for field in ("a_type", "b_type", "c_type"):
-            rec[field] = r.data_type(get[field], field)
-        rec["d_type"] = r.data_type(get["d_type"], "d_type") if "d_type" in get else rec["c_type"]
-        rec["compute_type"] = r.compute_type(get["compute_type"])
-        r.gemm_type(rec)
-        for field in ("scaleA", "scaleB"):
-            if field in get:
-                rec[field] = r.int(get[field], field, 0)
-        index_column = next(c for c in _INDEX_COLUMNS if c in get)
-        rec["solution_index"] = r.int(get[index_column], index_column)
-        if "solution_name" in get:
-            rec["solution_name"] = get["solution_name"] or None
-        if "gcnArchName" in get:  # the arch it was measured on (exports.measured)
-            rec["gcnArchName"] = get["gcnArchName"]
-        if "us" in get:
-            rec["us"] = r.float(get["us"], "us")
-        records.append(rec)
+        records.append(_override_entry(r, dict(zip(header, fields))))
+    frame = _override_frame(records)
+    frame.attrs["version"] = version
+    return frame
+
+
+def _override_header(r: _Reader, names: list[str]) -> list[str]:
+    """The CSV header's column names, refused with a duplicate or a missing column."""
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise r.error("header", f"duplicate column(s) {', '.join(dup)}")
+    missing = [c for c in _OVERRIDE_REQUIRED if c not in names]
+    if not any(c in names for c in _INDEX_COLUMNS):
+        missing.append("solution_index")
+    if missing:
+        raise r.error("header", f"missing column(s) {', '.join(missing)}")
+    return names
+
+
+def _override_entry(r: _Reader, get: dict[str, str]) -> dict:
+    """One entry (column name -> its text) as a record, each field checked."""
+    rec = {"transA": r.transpose(get["transA"], "transA"),
+           "transB": r.transpose(get["transB"], "transB"),
+           "batch_count": r.int(get["batch_count"], "batch_count", 1),
+           "m": r.int(get["m"], "m", 1), "n": r.int(get["n"], "n", 1),
+           "k": r.int(get["k"], "k", 1)}
+    for field in ("a_type", "b_type", "c_type"):
+        rec[field] = r.data_type(get[field], field)
+    rec["d_type"] = r.data_type(get["d_type"], "d_type") if "d_type" in get else rec["c_type"]
+    rec["compute_type"] = r.compute_type(get["compute_type"])
+    r.gemm_type(rec)
+    for field in ("scaleA", "scaleB"):
+        if field in get:
+            rec[field] = r.int(get[field], field, 0)
+    index_column = next(c for c in _INDEX_COLUMNS if c in get)
+    rec["solution_index"] = r.int(get[index_column], index_column)
+    if "solution_name" in get:
+        rec["solution_name"] = get["solution_name"] or None
+    if "gcnArchName" in get:  # the arch it was measured on (exports.measured)
+        rec["gcnArchName"] = get["gcnArchName"]
+    if "us" in get:
+        rec["us"] = r.float(get["us"], "us")
+    return rec
+
+
+def _override_frame(records: list[dict]) -> pd.DataFrame:
+    """The entries as a table: the identity, then the optional columns the file had."""
     order = list(IDENTITY)
     extra = ["scaleA", "scaleB", "solution_index", "solution_name", "us", "gcnArchName"]
     present = {key for rec in records for key in rec} if records else {"solution_index"}
@@ -199,5 +212,4 @@ def read_tuning_override(path) -> pd.DataFrame:
             frame[field] = frame[field].astype("int64")
     if "us" in frame.columns:
         frame["us"] = frame["us"].astype("float64")
-    frame.attrs["version"] = version
     return frame
