@@ -288,84 +288,116 @@ def read_tunableop(path) -> pd.DataFrame:
             continue
         parts = line.split(",")
         if parts[0] == "Validator":
-            if len(parts) != 3:
-                raise r.error("Validator", f"expected 'Validator,<KEY>,<VALUE>' (3 fields), "
-                              f"got {len(parts)}")
-            key, value = parts[1].strip(), parts[2].strip()
-            if not key:
-                raise r.error("Validator", "empty key")
-            if key in validators:
-                raise r.error("Validator", f"duplicate key {key!r}")
+            key, value = _validator(r, parts, validators)
             validators[key] = value
             continue
-        blas = None
-        if len(parts) > 4:
-            if not parts[4].lstrip().startswith("BLAS_PARAMS"):
-                raise r.error("fields", f"expected 3 or 4 comma-separated fields (op, params, "
-                              f"solution, time), got {len(parts)}")
-            blas = ",".join(parts[4:]).strip()
-            parts = parts[:4]
-        if len(parts) < 3:
+        records.append(_result_line(r, parts))
+    frame = _results_frame(records)
+    frame.attrs["validators"] = validators
+    return frame
+
+
+def _validator(r: _Reader, parts: list[str], seen: dict) -> tuple[str, str]:
+    """A ``Validator,<KEY>,<VALUE>`` line's key and value (a key seen before is refused)."""
+    if len(parts) != 3:
+        raise r.error("Validator", f"expected 'Validator,<KEY>,<VALUE>' (3 fields), "
+                      f"got {len(parts)}")
+    key, value = parts[1].strip(), parts[2].strip()
+    if not key:
+        raise r.error("Validator", "empty key")
+    if key in seen:
+        raise r.error("Validator", f"duplicate key {key!r}")
+    return key, value
+
+
+def _result_line(r: _Reader, parts: list[str]) -> dict:
+    """One result line (op, params, solution[, time][, BLAS_PARAMS...]) as a record."""
+    blas = None
+    if len(parts) > 4:
+        if not parts[4].lstrip().startswith("BLAS_PARAMS"):
             raise r.error("fields", f"expected 3 or 4 comma-separated fields (op, params, "
                           f"solution, time), got {len(parts)}")
-        op_sig, params_sig, solution = (p.strip() for p in parts[:3])
-        match = _OP_RE.match(op_sig)
-        if not match:
-            raise r.error("op", f"not a TunableOp signature: {op_sig!r}")
-        op, layout = match["op"], match["layout"]
-        if op not in _OPS:
-            raise r.error("op", f"unknown TunableOp {op!r} (known: {', '.join(_OPS)})")
-        scaled = op == "ScaledGemmTunableOp"
-        names = _split_type_names(r, match["types"], 3 if scaled else 1)
-        if scaled:
-            (a, _), (b, _), (c, _) = (TUNABLEOP_TYPES[n] for n in names)
-            compute = "c_f32_r"
-        else:
-            a, compute = TUNABLEOP_TYPES[names[0]]
-            b = c = a
-        pm = _PARAMS_RE.match(params_sig)
-        if not pm:
-            raise r.error("params", f"not a TunableOp GEMM params signature: {params_sig!r}")
-        if pm["layout"].upper() != layout:
-            raise r.error("params", f"layout {pm['layout']!r} differs from the op's {layout!r}")
-        if (pm["batch"] is not None) != (op == "GemmStridedBatchedTunableOp"):
-            raise r.error("params", f"{op} {'needs' if pm['batch'] is None else 'has no'} "
-                          f"_B_<batch> field: {params_sig!r}")
-        if (pm["rw"] is not None or pm["bias"] is not None) and not scaled:
-            raise r.error("params", f"_rw_/_bias_ fields belong to ScaledGemmTunableOp only: "
-                          f"{params_sig!r}")
-        rec = {"op_signature": op_sig, "params_signature": params_sig, "op": op,
-               "transA": layout[0], "transB": layout[1],
-               "batch_count": r.int(pm["batch"], "params", 1) if pm["batch"] else 1,
-               "m": r.int(pm["m"], "params", 1), "n": r.int(pm["n"], "params", 1),
-               "k": r.int(pm["k"], "params", 1),
-               "a_type": a, "b_type": b, "c_type": c, "d_type": c, "compute_type": compute}
-        r.gemm_type(rec)
-        for field in ("lda", "ldb", "ldc"):
-            rec[field] = int(pm[field]) if pm[field] is not None else pd.NA
-        for backend, pattern in _SOLUTIONS:
-            sm = pattern.match(solution)
-            if sm:
-                break
-        else:
-            if solution != "Default":
-                raise r.error("solution", f"not a solution name (Default, Gemm_Hipblaslt_<index>, "
-                              f"Gemm_Rocblas_<index>, ...): {solution!r}")
-            backend, sm = "default", None
-        if sm is not None and sm.groupdict().get("layout") and sm["layout"] != layout:
-            raise r.error("solution", f"layout {sm['layout']!r} differs from the op's {layout!r}")
-        number = r.int(sm["index"], "solution") if sm is not None else None
-        rec.update(solution=solution, backend=backend,
-                   solution_index=number if backend == "hipblaslt" else pd.NA,
-                   backend_index=pd.NA if number is None else number)
-        rec["time_ms"] = r.float(parts[3], "time") if len(parts) > 3 else math.nan
-        rec["us"] = rec["time_ms"] * 1e3
-        if scaled:
-            rec["rowwise"] = None if pm["rw"] is None else pm["rw"] == "1"
-            rec["bias"] = pm["bias"]
-        if blas is not None:
-            rec["blas_params"] = blas
-        records.append(rec)
+        blas = ",".join(parts[4:]).strip()
+        parts = parts[:4]
+    if len(parts) < 3:
+        raise r.error("fields", f"expected 3 or 4 comma-separated fields (op, params, "
+                      f"solution, time), got {len(parts)}")
+    op_sig, params_sig, solution = (p.strip() for p in parts[:3])
+    op, layout, scaled, (a, b, c, compute) = _op_of(r, op_sig)
+    pm = _params_of(r, params_sig, op, layout, scaled)
+    rec = {"op_signature": op_sig, "params_signature": params_sig, "op": op,
+           "transA": layout[0], "transB": layout[1],
+           "batch_count": r.int(pm["batch"], "params", 1) if pm["batch"] else 1,
+           "m": r.int(pm["m"], "params", 1), "n": r.int(pm["n"], "params", 1),
+           "k": r.int(pm["k"], "params", 1),
+           "a_type": a, "b_type": b, "c_type": c, "d_type": c, "compute_type": compute}
+    r.gemm_type(rec)
+    for field in ("lda", "ldb", "ldc"):
+        rec[field] = int(pm[field]) if pm[field] is not None else pd.NA
+    rec.update(_solution_of(r, solution, layout))
+    rec["time_ms"] = r.float(parts[3], "time") if len(parts) > 3 else math.nan
+    rec["us"] = rec["time_ms"] * 1e3
+    if scaled:
+        rec["rowwise"] = None if pm["rw"] is None else pm["rw"] == "1"
+        rec["bias"] = pm["bias"]
+    if blas is not None:
+        rec["blas_params"] = blas
+    return rec
+
+
+def _op_of(r: _Reader, op_sig: str):
+    """(op, layout, scaled, (a, b, c, compute types)) of an op signature."""
+    match = _OP_RE.match(op_sig)
+    if not match:
+        raise r.error("op", f"not a TunableOp signature: {op_sig!r}")
+    op, layout = match["op"], match["layout"]
+    if op not in _OPS:
+        raise r.error("op", f"unknown TunableOp {op!r} (known: {', '.join(_OPS)})")
+    scaled = op == "ScaledGemmTunableOp"
+    names = _split_type_names(r, match["types"], 3 if scaled else 1)
+    if scaled:
+        (a, _), (b, _), (c, _) = (TUNABLEOP_TYPES[n] for n in names)
+        return op, layout, scaled, (a, b, c, "c_f32_r")
+    a, compute = TUNABLEOP_TYPES[names[0]]
+    return op, layout, scaled, (a, a, a, compute)
+
+
+def _params_of(r: _Reader, params_sig: str, op: str, layout: str, scaled: bool):
+    """The params signature's match, checked against its op."""
+    pm = _PARAMS_RE.match(params_sig)
+    if not pm:
+        raise r.error("params", f"not a TunableOp GEMM params signature: {params_sig!r}")
+    if pm["layout"].upper() != layout:
+        raise r.error("params", f"layout {pm['layout']!r} differs from the op's {layout!r}")
+    if (pm["batch"] is not None) != (op == "GemmStridedBatchedTunableOp"):
+        raise r.error("params", f"{op} {'needs' if pm['batch'] is None else 'has no'} "
+                      f"_B_<batch> field: {params_sig!r}")
+    if (pm["rw"] is not None or pm["bias"] is not None) and not scaled:
+        raise r.error("params", f"_rw_/_bias_ fields belong to ScaledGemmTunableOp only: "
+                      f"{params_sig!r}")
+    return pm
+
+
+def _solution_of(r: _Reader, solution: str, layout: str) -> dict:
+    """The solution name's backend and numbers."""
+    for backend, pattern in _SOLUTIONS:
+        sm = pattern.match(solution)
+        if sm:
+            break
+    else:
+        if solution != "Default":
+            raise r.error("solution", f"not a solution name (Default, Gemm_Hipblaslt_<index>, "
+                          f"Gemm_Rocblas_<index>, ...): {solution!r}")
+        backend, sm = "default", None
+    if sm is not None and sm.groupdict().get("layout") and sm["layout"] != layout:
+        raise r.error("solution", f"layout {sm['layout']!r} differs from the op's {layout!r}")
+    number = r.int(sm["index"], "solution") if sm is not None else None
+    return {"solution": solution, "backend": backend,
+            "solution_index": number if backend == "hipblaslt" else pd.NA,
+            "backend_index": pd.NA if number is None else number}
+
+
+def _results_frame(records: list[dict]) -> pd.DataFrame:
     present = {key for rec in records for key in rec}
     order = list(_TUNABLEOP_COLUMNS) + [c for c in ("rowwise", "bias", "blas_params")
                                          if c in present]
@@ -376,5 +408,4 @@ def read_tunableop(path) -> pd.DataFrame:
         frame[field] = frame[field].astype("Int64")
     for field in ("time_ms", "us"):
         frame[field] = frame[field].astype("float64")
-    frame.attrs["validators"] = validators
     return frame
