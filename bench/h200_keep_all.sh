@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 39, sixth session, from a copy of the repository root, with the wheels of
+# bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_keep_all.sh
+# 1. bench/bench_runtime_dispatch.py: an eager hit beside F.linear (after the capture check
+#    moved to torch's);
+# 2. the whole GPU test tier;
+# 3. search + final_libs of the 65-GEMM TP-8 trace with the keep rule's thresholds off
+#    (keep_thr 0: every GEMM searched; up_thr 1.0: any faster kernel kept), then
+#    bench/bench_h200.py on it: does any GEMM still ship > 1% slower than nvmath top-8 when
+#    the original's thresholds do not leave it to the default (criterion 4)?
+# Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
+set -uo pipefail
+res=${RES:-bench/out}; mkdir -p "$res"
+. bench/device_lib.sh
+install_wheels "$res/pip.txt"
+export GEKO_CACHE_DIR=/tmp/geko_cache_keep_all
+record_gpu "$res/env.txt"
+timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
+timed pytest_gpu "${TESTS_S:-400}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
+  -o addopts= tests
+trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
+timed search_tp8 "${SEARCH_S:-360}" python3 -m snakemake final_libs --profile profiles/h200 \
+  --config workload_log="$trace" workdir=runs/tp8_keep_all keep_thr=0 up_thr=1.0
+python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
+  >> "$res/walls.txt" 2>&1
+mkdir -p "$res/search_data" && cp runs/tp8_keep_all/search/data/*.csv "$res/search_data/"
+timed bench "${BENCH_S:-330}" python3 bench/bench_h200.py --workload "$trace" \
+  --workdir runs/tp8_keep_all --no-triton --out "$res/bench"
+tail -8 "$res/bench.log" >> "$res/walls.txt"
+echo done >> "$res/walls.txt"
