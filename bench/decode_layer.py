@@ -14,7 +14,9 @@ of ``--layers`` layers (distinct weights, more bytes than the L2) are captured: 
 ``cluster``, ``cluster_pdl``, ``mixed_pdl`` (per GEMM whichever of torch and the cluster
 kernel was faster isolated, PDL on: what a library that keeps only faster kernels ships),
 ``chosen_pdl`` and ``mixed_chosen`` (the same, early edges only on the GEMMs whose edge alone
-shortened the step in rounds of their own: ``edge_choices``) and ``rest`` (the same layer with
+shortened the step in rounds of their own: ``edge_choices``), ``tuned_pdl`` (early edges
+where the tune's own test says they pay: ``cluster_gemm.edge_timings``, the GEMM after a short
+kernel, outside the layer; does it choose as the layer does?) and ``rest`` (the same layer with
 every GEMM left out: norms, attention, elementwise). Their
 replays are timed interleaved, each round starting one variant later, with CUDA events; the
 median is reported. The GEMMs' time inside the step is the step minus ``rest``; their floor
@@ -47,7 +49,7 @@ MODELS = {
                           intermediate=14336, tp=1),
 }
 VARIANTS = ("torch", "cluster", "cluster_pdl", "mixed_pdl", "chosen_pdl", "mixed_chosen",
-            "rest")
+            "tuned_pdl", "rest")
 ERR_THR = 1e-2
 
 
@@ -202,6 +204,21 @@ def edge_choices(layer: Layer, plain: dict, edged: dict, repeats: int, row: dict
     return {g for g, us in zip(names, times[1:]) if us < times[0]}
 
 
+def tuned_edge_choices(configs: dict, problems: dict, device: int, row: dict) -> set:
+    """The GEMMs whose early edge the tune keeps (``tune.Measurer.edge_pays``' rule on
+    ``cluster_gemm.edge_timings``), each one's plain and early us in ``row``."""
+    from geko_lib.platforms.cuda import cluster_gemm as cg
+    from geko_lib.platforms.cuda import tune
+
+    kept = set()
+    for g, cfg in configs.items():
+        plain, edged = cg.edge_timings(cfg, problems[g], device)
+        row[f"{g}_tune_plain_us"], row[f"{g}_tune_edged_us"] = plain.us, edged.us
+        if edged.us < plain.us * (1 - tune.EDGE_MARGIN):
+            kept.add(g)
+    return kept
+
+
 def gemm_floor_us(problem: GemmProblem, device: int, peak_tflops: float) -> float:
     from geko_lib.platforms.cuda import timing
 
@@ -217,7 +234,7 @@ def probe(name: str, batch: int, args, peak: float) -> dict:
     model = MODELS[name]
     layer = Layer(model, batch, args.layers, args.kv, args.device)
     row = {"model": name, "batch": batch, "layers": args.layers, "kv_len": args.kv}
-    cluster, cluster_pdl, mixed = {}, {}, {}
+    cluster, cluster_pdl, mixed, configs, problems = {}, {}, {}, {}, {}
     floor = 0.0
     for gemm, (m, k) in layer.gemms.items():
         problem = GemmProblem(BF16_TN, m, batch, 1, k)
@@ -232,17 +249,24 @@ def probe(name: str, batch: int, args, peak: float) -> dict:
         cluster[gemm] = cluster_linear(cfg, problem, False) if cfg else torch_linear
         cluster_pdl[gemm] = cluster_linear(cfg, problem, True) if cfg else torch_linear
         mixed[gemm] = cluster_pdl[gemm] if cfg and us < torch_us else torch_linear
+        if cfg:
+            configs[gemm], problems[gemm] = cfg, problem
     chosen = edge_choices(layer, cluster, cluster_pdl, args.repeats, row)
     with_chosen = {g: cluster_pdl[g] if g in chosen else cluster[g] for g in cluster}
     mixed_chosen = {g: with_chosen[g] if mixed[g] is not torch_linear else torch_linear
                     for g in mixed}
+    tuned = tuned_edge_choices(configs, problems, args.device, row)
+    row["layer_edges"] = ",".join(sorted(chosen))
+    row["tune_edges"] = ",".join(sorted(tuned))
+    with_tuned = {g: cluster_pdl[g] if g in tuned else cluster[g] for g in cluster}
     graphs, outputs = [], {}
     for variant, linears in zip(VARIANTS, ({g: torch_linear for g in layer.gemms}, cluster,
                                            cluster_pdl, mixed, with_chosen, mixed_chosen,
-                                           None)):
+                                           with_tuned, None)):
         graphs.append(capture(layer, linears))
         outputs[variant] = layer.x.clone()
-    for variant in ("cluster", "cluster_pdl", "mixed_pdl", "chosen_pdl", "mixed_chosen"):
+    for variant in ("cluster", "cluster_pdl", "mixed_pdl", "chosen_pdl", "mixed_chosen",
+                    "tuned_pdl"):
         row[f"{variant}_error"] = timing.relative_error(outputs[variant],
                                                         outputs["torch"].float())
     times = time_graphs(graphs, args.repeats)
@@ -299,7 +323,9 @@ def main():
                   f"{r['cluster_pdl_gemm_pct_floor']:.1f}, mixed_pdl "
                   f"{r['mixed_pdl_gemm_pct_floor']:.1f}, chosen_pdl "
                   f"{r['chosen_pdl_gemm_pct_floor']:.1f}, mixed_chosen "
-                  f"{r['mixed_chosen_gemm_pct_floor']:.1f}; edge gains us "
+                  f"{r['mixed_chosen_gemm_pct_floor']:.1f}, tuned_pdl "
+                  f"{r['tuned_pdl_gemm_pct_floor']:.1f} (edges: layer {r['layer_edges']}, "
+                  f"tune {r['tune_edges']}); edge gains us "
                   + ", ".join(f"{g} {r.get(g + '_edge_gain_us', math.nan):+.2f}"
                               for g in ("qkv", "o", "gate_up", "down")) + "; errors "
                   f"{r['cluster_error']:.1e}/{r['cluster_pdl_error']:.1e}", flush=True)

@@ -252,12 +252,17 @@ def test_geko_coverage_counts_a_gemm_served_by_a_cuda_kernel(tmp_path, capsys):
 class FakeMeasurer:
     """A tune measurer whose side-by-side round ranks the configs by a given score."""
 
-    def __init__(self, score):
+    def __init__(self, score, edge_pays=True):
         self.score, self.rejected, self.raced = score, {}, []
+        self.pays, self.edges_timed = edge_pays, []
 
     def finalists(self, configs, problem):
         self.raced = list(configs)
         return [self.score(c) for c in configs]
+
+    def edge_pays(self, cfg, problem):
+        self.edges_timed.append(cfg)
+        return self.pays
 
 
 def test_cuda_kernels_race_the_triton_finalists_and_ship_when_faster(monkeypatch):
@@ -273,9 +278,11 @@ def test_cuda_kernels_race_the_triton_finalists_and_ship_when_faster(monkeypatch
     fast = FakeMeasurer(lambda c: 2000.0 if c == seeds[0] else 900.0)
     picked = tune._pick_finalist(one, DECODE, known, fast)
     assert fast.raced == [triton] + seeds
-    assert picked[1] == tune.solution_of(seeds[0]) and picked[1]["Backend"] == "cuda"
+    assert picked[1] == {**tune.solution_of(seeds[0]), "EarlyEdge": True}
+    assert picked[1]["Backend"] == "cuda" and fast.edges_timed == [seeds[0]]
     slow = FakeMeasurer(lambda c: 1000.0 if c == triton else 500.0)
     assert tune._pick_finalist(one, DECODE, known, slow)[1]["Backend"] == "triton"
+    assert slow.edges_timed == []  # a Triton kernel has no early edge to choose
     off = FakeMeasurer(lambda c: 1000.0)
     one.ga["cuda_kernels"] = False  # the option turns the family off
     tune._pick_finalist(one, DECODE, known, off)
@@ -284,6 +291,71 @@ def test_cuda_kernels_race_the_triton_finalists_and_ship_when_faster(monkeypatch
     one.ga["cuda_kernels"] = True
     tune._pick_finalist(one, DECODE, known, off)
     assert off.raced == [triton]
+
+
+def test_a_cluster_kernel_whose_early_edge_does_not_pay_ships_with_it_off(monkeypatch):
+    """Issue 39: in one decode layer the early edge cost one GEMM 5.6 us. The tune times the
+    winner's edge after a short kernel; where it does not pay, the solution says
+    ``EarlyEdge: false`` and is named for it, so a library holding the same kernel both ways
+    keeps both solutions."""
+    from geko_lib import library as liblogic
+    from geko_lib.platforms.cuda import tune
+
+    one = tune.TritonTuning("BBS_TN_0", BF16_TN, [DECODE.size], "decode",
+                            {}, ga=dict(tune.DECODE_GA_DEFAULTS))
+    monkeypatch.setattr(cg, "available", lambda: True)
+    seeds = cg.seed_configs(DECODE)
+    measurer = FakeMeasurer(lambda c: 2000.0 if c == seeds[0] else 900.0, edge_pays=False)
+    _, off, _ = tune._pick_finalist(one, DECODE, {}, measurer)
+    assert off["EarlyEdge"] is False and off["KernelNameMin"] == seeds[0].name
+    assert off["SolutionNameMin"] == seeds[0].name + "_plainedge"
+    on = tune.with_edge_choice(tune.solution_of(seeds[0]), True)
+    assert on["SolutionNameMin"] == seeds[0].name
+    other = problem(2048, 16, 4096)
+    lib = liblogic.build(tune.library_template(one), [(DECODE, off, 1.0), (other, on, 1.0)],
+                         key=lambda sol: sol["SolutionNameMin"])
+    assert [s["EarlyEdge"] for s in lib.solutions] == [False, True]
+
+
+def _edge_of(solution, monkeypatch, env=None):
+    from geko_lib.platforms.cuda import platform as cp
+
+    if env is None:
+        monkeypatch.delenv("GEKO_CUDA_PDL", raising=False)
+    else:
+        monkeypatch.setenv("GEKO_CUDA_PDL", env)
+    launch = cp.CudaPlatform(cp.SearchSettings()).operand_launcher(solution, DECODE, 0)
+    return launch.pdl
+
+
+def test_the_runtime_launches_a_cluster_kernel_with_the_edge_its_solution_chose(monkeypatch):
+    """The solution's ``EarlyEdge`` reaches the prepared launch; a solution without one keeps
+    the edge on (libraries from before the choice); ``GEKO_CUDA_PDL=0`` turns it off
+    whatever the solution says."""
+    from geko_lib.platforms.cuda import tune
+
+    sol = cuda_solution()
+    assert _edge_of(sol, monkeypatch) is True
+    assert _edge_of(tune.with_edge_choice(sol, False), monkeypatch) is False
+    assert _edge_of(tune.with_edge_choice(sol, True), monkeypatch) is True
+    assert _edge_of(tune.with_edge_choice(sol, True), monkeypatch, env="0") is False
+
+
+@pytest.mark.parametrize("value, backend, message", [
+    ("yes", "cuda", "EarlyEdge must be true or false, not 'yes'"),
+    (1, "cuda", "EarlyEdge must be true or false, not 1"),
+    (True, "triton", "EarlyEdge is only for cuda kernels, not Triton")])
+def test_a_library_s_early_edge_is_refused_where_it_cannot_mean_anything(value, backend,
+                                                                        message):
+    from geko_lib.platforms import PlatformError
+    from geko_lib.platforms.cuda import solutions, tune
+    from geko_lib.platforms.cuda import triton_gemm as tg
+
+    sol = cuda_solution() if backend == "cuda" else tune.solution_of(
+        tg.TritonConfig("decode_tma", 16, 64, 128, 1, 1, 4, 4))
+    with pytest.raises(PlatformError, match=f"lib.yaml: solution 0: {message}"):
+        solutions.validate_solution({**sol, "EarlyEdge": value}, source="lib.yaml")
+    solutions.validate_solution({**cuda_solution(), "EarlyEdge": False}, source="lib.yaml")
 
 
 def test_seeds_are_few_feasible_candidates_of_distinct_block_shapes():

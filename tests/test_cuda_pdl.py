@@ -185,3 +185,35 @@ def test_after_a_copy_node_the_edge_stays_a_full_dependency(late):
     early = cg.ClusterConfig(**{**CFG.to_params(), "ablate": 3})
     assert _error_after(late, early, pdl=True, graph=True, trigger=True,
                         copy_between=True) < 1e-2
+
+
+@pytest.mark.gpu
+def test_a_tune_times_the_edge_both_ways_after_a_kernel_that_writes_the_activations(
+        late, monkeypatch):
+    """``edge_timings``: the same GEMM after a short producer, its edge plain and early, side
+    by side; only the early variant makes its captured edge programmatic, and both compute
+    the product of the producer's activations."""
+    import torch
+
+    from geko_lib.platforms.cuda import timing
+
+    made = []
+    real = cg.early_edges
+    monkeypatch.setattr(cg, "early_edges", lambda stream: made.append(1) or real(stream))
+    plain, edged = cg.edge_timings(CFG, problem(*SHAPE), 0, repeats=3)
+    assert plain.graph and edged.graph and plain.us > 0 and edged.us > 0
+    assert made  # the early variant's captures took early edges
+    made.clear()
+    ops, *_ = late
+    for pdl in (False, True):
+        call = cg.after_producer(CFG, ops, pdl)
+        call()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            call()
+        assert bool(made) == pdl
+        ops.d.fill_(math.nan)
+        g.replay()
+        torch.cuda.synchronize()
+        assert timing.relative_error(ops.d, timing.reference(ops)) < 1e-2

@@ -15,6 +15,14 @@ from dataclasses import dataclass
 
 from .. import PlatformError
 
+# a solution's choice of programmatic edges from the kernel before it under graph capture
+# (true, false; absent: on, as before the choice was measured): only a family whose kernels
+# wait on their grid dependency before reading the activations may hold it
+EARLY_EDGE = "EarlyEdge"
+# the suffix of a solution name whose early edge did not pay: the same kernel with either
+# choice is two solutions of one library, each named for what it does
+PLAIN_EDGE_SUFFIX = "_plainedge"
+
 
 @dataclass(frozen=True)
 class Family:
@@ -31,6 +39,7 @@ class Family:
     parsed_on_load: bool = True  # False: Triton's parameters are first read at launch
     runs_itself: bool = True  # False: launched through the platform's cuBLASLt handles
     per_device: bool = False  # its PreparedLaunch loads the kernel on a given device
+    takes_edges: bool = False  # its PreparedLaunch takes ``pdl`` (EARLY_EDGE)
 
     def _module(self):
         return importlib.import_module(f"{__package__}.{self.module}")
@@ -53,10 +62,15 @@ class Family:
         """A zero-argument call of ``cfg`` on ``ops``: what benchmarks time."""
         return self._module().launcher(cfg, ops)
 
-    def prepared(self, cfg, problem, device: int):
-        """``launch(x, y, d)`` of ``cfg`` on ``problem``: what the runtime calls per GEMM."""
+    def prepared(self, cfg, problem, device: int, early_edge: bool | None = None):
+        """``launch(x, y, d)`` of ``cfg`` on ``problem``: what the runtime calls per GEMM.
+        ``early_edge`` (a solution's EARLY_EDGE) reaches only a family that takes edges."""
         make = self._module().PreparedLaunch
-        return make(cfg, problem, device) if self.per_device else make(cfg, problem)
+        if not self.per_device:
+            return make(cfg, problem)
+        if self.takes_edges and early_edge is not None:
+            return make(cfg, problem, device, pdl=early_edge and edges_allowed())
+        return make(cfg, problem, device)
 
     def feasible(self, solution: dict, problem):
         """The config of ``solution``, refused where it cannot be read or cannot run
@@ -77,11 +91,16 @@ CUBLASLT = Family("cuBLASLt", "cublaslt", "CublasLt", "cublaslt", "AlgoConfig",
 TRITON = Family("Triton", "triton", "Triton", "triton_gemm", "TritonConfig",
                 parsed_on_load=False)
 CUDA = Family("cuda", "cuda", "CudaKernel", "cluster_gemm", "ClusterConfig",
-              refused=(KeyError, TypeError, ValueError), per_device=True)
+              refused=(KeyError, TypeError, ValueError), per_device=True, takes_edges=True)
 DEFAULT = Family("default", "default", None, None, None, parsed_on_load=False,
                  runs_itself=False)
 # the order validate_solution's refusal lists them in
 BY_BACKEND = {f.backend: f for f in (CUBLASLT, TRITON, CUDA, DEFAULT)}
+
+
+def edges_allowed() -> bool:
+    """False where ``GEKO_CUDA_PDL=0`` turns every early edge off, whatever a solution says."""
+    return importlib.import_module(f"{__package__}.cluster_gemm").pdl_default()
 
 
 def of(solution: dict) -> Family:

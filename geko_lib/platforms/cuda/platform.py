@@ -205,7 +205,8 @@ class CudaPlatform:
         addresses prepared once: what the runtime calls per GEMM."""
         family = families.of(solution)
         if family.runs_itself:
-            return family.prepared(family.feasible(solution, problem), problem, device)
+            return family.prepared(family.feasible(solution, problem), problem, device,
+                                   early_edge=solution.get(families.EARLY_EDGE))
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         launch = lt.prepared(algo, workspace)
         # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)

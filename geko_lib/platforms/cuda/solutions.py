@@ -37,8 +37,21 @@ def validate_solution(solution: dict, source: str) -> None:
     missing = [k for k in ("SolutionNameMin", *needed) if k not in solution]
     if missing:
         raise PlatformError(f"{where}: missing {', '.join(missing)}")
+    _check_early_edge(solution, family, where)
     if family.parsed_on_load:
         try:
             family.from_params(solution)
         except family.refused as exc:
             raise PlatformError(f"{where}: {family.key}: {exc}") from None
+
+
+def _check_early_edge(solution: dict, family, where: str) -> None:
+    if families.EARLY_EDGE not in solution:
+        return
+    value = solution[families.EARLY_EDGE]
+    if not family.takes_edges:
+        raise PlatformError(f"{where}: {families.EARLY_EDGE} is only for {families.CUDA.name} "
+                            f"kernels, not {family.name}")
+    if not isinstance(value, bool):
+        raise PlatformError(f"{where}: {families.EARLY_EDGE} must be true or false, not "
+                            f"{value!r}")

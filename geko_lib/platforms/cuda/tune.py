@@ -54,6 +54,9 @@ DECODE_GA_DEFAULTS = {"n_gen": 3, "population": 12, "seed": 0, "per_size": True,
                       "finalists": 4, "warm_start": True,  # warm start: warm.py
                       "cuda_kernels": True}
 MEASURE_DEFAULTS = {"error_threshold": None, "compile_workers": None, "repeats": 10}
+# a cluster kernel's early edge is kept where it shortens the kernel after a short one by more
+# than this (the side-by-side noise of a decode GEMM on one H100 is about 0.5%)
+EDGE_MARGIN = 0.005
 
 # search spaces per cluster: template/split-K entries move together (a GA group)
 SPACES = {
@@ -448,6 +451,18 @@ class Measurer:
         del sets
         return [out[c] for c in configs]
 
+    def edge_pays(self, cfg, problem: GemmProblem) -> bool:
+        """Whether ``cfg``'s early edge shortens it after a short kernel that writes its
+        activations, by more than EDGE_MARGIN (``cluster_gemm.edge_timings``)."""
+        from . import cluster_gemm
+
+        plain, edged = cluster_gemm.edge_timings(cfg, problem, self.device, self.repeats)
+        pays = edged.us < plain.us * (1 - EDGE_MARGIN)
+        log.info("%s: %s on %s after a short kernel: %.2f us plain, %.2f us with the early "
+                 "edge: edge %s", self.tuning.name, cfg.name, problem.name, plain.us,
+                 edged.us, "on" if pays else "off")
+        return pays
+
     def __call__(self, configs: list, problems: list) -> np.ndarray:
         from . import timing
 
@@ -730,7 +745,19 @@ def _pick_finalist(one: TritonTuning, problem: GemmProblem, known: dict,
         return None
     log.info("%s: %s %.1f GFLOP/s (%d configs measured)", one.name, best.name, gflops,
              len(known))
-    return problem, solution_of(best), gflops
+    chosen = solution_of(best)
+    if measurer is not None and families.of_config(best).takes_edges:
+        chosen = with_edge_choice(chosen, measurer.edge_pays(best, problem))
+    return problem, chosen, gflops
+
+
+def with_edge_choice(solution: dict, pays: bool) -> dict:
+    """``solution`` with its EARLY_EDGE: where the edge did not pay, the solution is named for
+    it (one kernel, two solutions a library may both hold)."""
+    chosen = {**solution, families.EARLY_EDGE: bool(pays)}
+    if not pays:
+        chosen["SolutionNameMin"] = solution["SolutionNameMin"] + families.PLAIN_EDGE_SUFFIX
+    return chosen
 
 
 def cuda_seeds(problem: GemmProblem) -> list:
