@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Issue 39, sixth session, from a copy of the repository root, with the wheels of
 # bench/h200_trust.sh in .whl:  RES=dir bash bench/h200_keep_all.sh
-# 1. bench/bench_runtime_dispatch.py: an eager hit beside F.linear (after the capture check
+# 1. the whole GPU test tier;
+# 2. bench/decode_layer.py: the layer with the tune's per-solution early edges (tuned_pdl)
+#    beside the edges chosen in the layer itself;
+# 3. bench/bench_runtime_dispatch.py: an eager hit beside F.linear (after the capture check
 #    moved to torch's);
-# 2. the whole GPU test tier;
-# 3. search + final_libs of the 65-GEMM TP-8 trace with the keep rule's thresholds off
+# 4. search + final_libs of the 65-GEMM TP-8 trace with the keep rule's thresholds off
 #    (keep_thr 0: every GEMM searched; up_thr 1.0: any faster kernel kept), then
 #    bench/bench_h200.py on it: does any GEMM still ship > 1% slower than nvmath top-8 when
 #    the original's thresholds do not leave it to the default (criterion 4)?
@@ -15,9 +17,10 @@ res=${RES:-bench/out}; mkdir -p "$res"
 install_wheels "$res/pip.txt"
 export GEKO_CACHE_DIR=/tmp/geko_cache_keep_all
 record_gpu "$res/env.txt"
-timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
 timed pytest_gpu "${TESTS_S:-400}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
+timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
+timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
 trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
 timed search_tp8 "${SEARCH_S:-360}" python3 -m snakemake final_libs --profile profiles/h200 \
   --config workload_log="$trace" workdir=runs/tp8_keep_all keep_thr=0 up_thr=1.0
