@@ -402,3 +402,23 @@ def test_gpu_decode_tuning_races_the_cluster_kernels_and_ships_a_checked_winner(
     out = rt.linear(x, w)
     assert timing.relative_error(out, torch.nn.functional.linear(x.float(), w.float())) < 1e-2
     assert rt.coverage()["hits"] == 1
+
+
+def test_the_weight_as_stored_and_its_transposed_view_share_one_pair_of_tensor_maps(
+        monkeypatch):
+    """``linear(x, w, d)`` (the runtime's F.linear path, no view made per call) finds the maps
+    ``__call__(x, w.T, d)`` made, and the other way round: one key for one pair."""
+    from tests.test_runtime_plans import View
+
+    made = []
+    monkeypatch.setattr(cg, "tensor_map", lambda t, rows, fp16: made.append(t.ptr) or b"m")
+    monkeypatch.setattr(cg, "_check_operand", lambda *args: None)
+    prepared = cg.PreparedLaunch(CLUSTER, DECODE, 0)
+    w = View(0x9000, (DECODE.m, DECODE.k), (DECODE.k, 1))
+    w_t = View(0x9000, (DECODE.k, DECODE.m), (1, DECODE.k))  # w.T: the same memory
+    x = View(0x1000, (DECODE.n, DECODE.k), (DECODE.k, 1))
+    first = prepared.weight_maps_of(x, w)
+    assert prepared.maps_of(x, w_t) is first and prepared.weight_maps_of(x, w) is first
+    assert made == [0x9000, 0x1000]  # W's map and X's, once
+    prepared.weight_maps_of(View(0x2000, x.shape, x.stride()), w)
+    assert len(made) == 4  # new activations: a new pair

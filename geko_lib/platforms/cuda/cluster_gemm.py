@@ -491,25 +491,43 @@ class PreparedLaunch:
         key = (y.data_ptr(), x.data_ptr(), y.stride(1), x.stride(0), tuple(x.shape),
                tuple(y.shape))
         found = self.maps.get(key)
-        if found is None:
-            cfg, p = self.cfg, self.problem
-            w = y.T  # the weights as stored, M x K
-            _check_operand("W", w, p.m, p.k, cfg)
-            _check_operand("X", x, p.n, p.k, cfg)
-            if len(self.maps) >= self.MOST_MAPS:
-                self.maps.clear()
-            found = self.maps[key] = tensor_map(w, cfg.block_m, cfg.fp16) + \
-                tensor_map(x, cfg.block_n, cfg.fp16)
+        return self._new_maps(key, x, y.T) if found is None else found
+
+    def weight_maps_of(self, x, w) -> bytes:
+        """``maps_of(x, w.T)`` without making the view: the same key (y = w^T has w's
+        address, its row stride as column stride and the reversed shape)."""
+        m, k = w.shape
+        key = (w.data_ptr(), x.data_ptr(), w.stride(0), x.stride(0), tuple(x.shape), (k, m))
+        found = self.maps.get(key)
+        return self._new_maps(key, x, w) if found is None else found
+
+    def _new_maps(self, key: tuple, x, w) -> bytes:
+        cfg, p = self.cfg, self.problem
+        _check_operand("W", w, p.m, p.k, cfg)  # the weights as stored, M x K
+        _check_operand("X", x, p.n, p.k, cfg)
+        if len(self.maps) >= self.MOST_MAPS:
+            self.maps.clear()
+        found = self.maps[key] = tensor_map(w, cfg.block_m, cfg.fp16) + \
+            tensor_map(x, cfg.block_n, cfg.fp16)
         return found
 
-    def __call__(self, x, y, d) -> None:
+    def _checked_d(self, d) -> int:
         if self.launch is None:
             self._prepare(d)
         address = d.data_ptr()
         if address % 16 or d.stride() != self.d_strides or tuple(d.shape) != self.d_shape:
             raise ValueError(f"{self.cfg.name}: D must be {self.d_shape}, rows contiguous "
                              f"(stride {self.d_strides[0]}), 16-byte aligned")
+        return address
+
+    def __call__(self, x, y, d) -> None:
+        address = self._checked_d(d)
         self.launch(self.maps_of(x, y), address, self.current_stream())
+
+    def linear(self, x, w, d) -> None:
+        """``self(x, w.T, d)`` for F.linear's weight as stored (M x K)."""
+        address = self._checked_d(d)
+        self.launch(self.weight_maps_of(x, w), address, self.current_stream())
 
 
 def launcher(cfg: ClusterConfig, ops, pdl: bool = False) -> Callable[[], None]:

@@ -209,8 +209,13 @@ class CudaPlatform:
                                    early_edge=solution.get(families.EARLY_EDGE))
         lt, algo, workspace = self._cublaslt_algo(solution, problem, device)
         launch = lt.prepared(algo, workspace)
-        # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)
-        return lambda x, y, d: launch(y.data_ptr(), x.data_ptr(), d.data_ptr())
+
+        def call(x, y, d):
+            # cuBLASLt reads A and B as stored: y and x are views of them (same addresses)
+            launch(y.data_ptr(), x.data_ptr(), d.data_ptr())
+
+        call.linear = call  # F.linear's weight w is stored at y = w^T's address
+        return call
 
     def _cublaslt_algo(self, solution: dict, problem: GemmProblem, device: int):
         """(descriptors, algo struct, workspace) of a cublaslt or default solution."""
