@@ -1,5 +1,5 @@
-"""The GPU jobs of a campaign, each written once for both doors: a dense search's chunk and a
-tuning build.
+"""The GPU jobs of a campaign, each written once for both doors: a dense search's chunk, a
+tuning build and the comparison of one device's libraries.
 
 A search chunk (:class:`SearchChunk`, :func:`search`) searches its GEMMs on a device whole; where
 that fails with a user-facing error and ``retry`` is on, each GEMM alone. It returns every
@@ -26,6 +26,14 @@ killed and counts as failed. Its policy, the same whichever door it came in by:
   again;
 - while it runs its line is in ``running_jobs.log`` (``tuning.running_jobs``).
 
+The comparison of a device's libraries (:class:`LibraryBench`, :func:`bench_libraries`) times
+each library's GEMMs with the default kernels and with the created library, and checks the
+created library's numbers, in one process on one leased device (one device context for the
+phase). Each library's results are its own files, stamped once whole with what they were made
+from; a rerun (after a kill, a GPU fault, or one library's failure) reuses every library whose
+stamps are whole and current and redoes the rest. A library whose step fails with a user error
+gets its failure file (``<lib>_failed.log``) and the others go on.
+
 The workflow's phases (``phases/search_chunk.py``, ``phases/optimize.py``) and the API's
 ``search.run`` and ``optim.run`` are the doors: each says where a job's files are and how it
 gets its platform and device. tests/test_api_workflow_parity.py runs a failing and a stalling
@@ -43,7 +51,10 @@ from typing import Callable, ContextManager
 
 import pandas as pd
 
-from . import failures, jobs, original_columns, progress as progress_bar
+from . import failures, files, jobs, original_columns, progress as progress_bar
+from .bench.utils import format_benchmark_output
+from .bench_formats.text import out_beside
+from .campaign import integrity, layout
 from .errors import EnvironmentFailure
 from .bench_formats.rows import unique_problems
 from .gemm import GemmProblem
@@ -212,3 +223,104 @@ def _count_failed_attempt(job: TuningJob, streak: failures.FailureStreak, exc) -
 def on_given(platform, lease) -> Callable[[], ContextManager]:
     """``on_device`` for a door that leased the slot before the job (the API's runner)."""
     return lambda: contextlib.nullcontext((platform, lease))
+
+
+# --- the comparison of one device's libraries ---------------------------------------------------
+
+# a library's steps, in order: its table's layout pattern, and whether it uses the created library
+BENCH_STEPS = {"reference": (layout.BENCH_REFERENCE, False), "tuned": (layout.BENCH_TUNED, True),
+               "verify": (layout.VERIFY_TUNED, True)}
+
+
+def lib_of(path, rows: str) -> str:
+    """The library whose ``rows`` ("bench" or "verify") ``path`` is (benchmarks/<lib>_bench.yaml)."""
+    pattern = layout.VERIFY_INPUT if rows == "verify" else layout.BENCH_INPUT
+    head, tail = pattern.split("{lib}")
+    name = Path(path).as_posix()
+    if not (name.startswith(head) and name.endswith(tail)):
+        raise ValueError(f"{path}: not a library's {rows} rows ({pattern})")
+    return name[len(head):len(name) - len(tail)]
+
+
+@dataclass(frozen=True)
+class LibraryBench:
+    """One library's comparison: its name (``libs/<lib>.yaml``), its bench rows, its verify
+    rows (None: not checked), the created library and the comparison's duration per GEMM."""
+
+    lib: str
+    rows: Path
+    verify_rows: Path | None
+    library: Path
+    duration: float | None
+
+    def steps(self) -> list[str]:
+        return [kind for kind in BENCH_STEPS if kind != "verify" or self.verify_rows]
+
+    def table(self, kind: str) -> Path:
+        return Path(layout.fill(BENCH_STEPS[kind][0], lib=self.lib))
+
+    def inputs(self, kind: str) -> list[Path]:
+        rows = self.verify_rows if kind == "verify" else self.rows
+        return [rows, self.library] if BENCH_STEPS[kind][1] else [rows]
+
+    @property
+    def failed_file(self) -> Path:
+        return Path(layout.fill(layout.BENCH_FAILED, lib=self.lib))
+
+
+def bench_libraries(libs: list[LibraryBench], platform, device: int,
+                    expected: Callable[[Path], dict]) -> tuple[dict, list[dict]]:
+    """Compare every library of ``libs`` on ``device`` (this module's docstring); ``expected``
+    gives the provenance a file must record. Returns ({step: [each library's table]}, the
+    failed libraries: failures.failed_item). A full disk is raised: no library's fault."""
+    tables: dict[str, list[pd.DataFrame]] = {kind: [] for kind in BENCH_STEPS}
+    failed = []
+    for lib in libs:
+        try:
+            found = {kind: bench_step(lib, kind, platform, device, expected)
+                     for kind in lib.steps()}
+        except EnvironmentFailure:
+            raise
+        except jobs.USER_ERRORS as exc:
+            log.error("%s: %s", lib.lib, exc)
+            failed.append(failures.failed_item(lib.lib, exc))
+            files.write_text(lib.failed_file, failures.failed_log_text(failed[-1:]))
+            continue
+        lib.failed_file.unlink(missing_ok=True)
+        for kind, frame in found.items():
+            tables[kind].append(frame)
+    return tables, failed
+
+
+def bench_step(lib: LibraryBench, kind: str, platform, device: int, expected) -> pd.DataFrame:
+    """One step's table: the stamped one where it is whole and made from the current inputs,
+    else measured, written (its .out, then its table) and stamped."""
+    table, out = lib.table(kind), out_beside(lib.table(kind))
+    # inputs recorded relative to the workdir, which the job runs in
+    reason = integrity.problem(table, expected(table), root=Path.cwd(), check_inputs=True) \
+        if table.is_file() else "not measured"
+    if reason is None and out.is_file():
+        log.info("%s: %s reused (stamped)", lib.lib, kind)
+        return integrity.read_table(table)
+    log.info("%s: %s: %s", lib.lib, kind, reason or f"{out} missing")
+    frame = _measured(lib, kind, platform, device).assign(lib=f"{lib.lib}.yaml")
+    files.write_text(out, format_benchmark_output(frame, platform))
+    # the vendor's own solutions (the reference run) are found in its MatchTable
+    frame = original_columns.add(frame, platform.lib_source if kind == "reference" else None)
+    files.write_csv(table, frame)
+    inputs = integrity.input_digests(lib.inputs(kind), Path.cwd())
+    for path in (out, table):  # the table last: its stamp says the step is done
+        integrity.stamp(path, expected(path), inputs, rule="bench_libs")
+    return frame
+
+
+def _measured(lib: LibraryBench, kind: str, platform, device: int) -> pd.DataFrame:
+    from .bench_formats.rows import problems_in_rows
+
+    problems = problems_in_rows(lib.verify_rows if kind == "verify" else lib.rows)
+    out_dir = lib.table(kind).parent
+    if kind == "verify":
+        return progress_bar.run_with_progress(platform.verify, problems, f"verify {lib.lib}",
+                                              out_dir, device, library=lib.library)
+    return platform.bench(problems, out_dir, device, duration=lib.duration,
+                          library=lib.library if kind == "tuned" else None)

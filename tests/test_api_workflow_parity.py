@@ -204,26 +204,29 @@ def _analyze_workflow(workdir: Path, config: dict) -> None:
     """The workflow's jobs from libs/ and summary.csv to results/, as its rules chain them."""
     phases.run(Job.for_rule("create_library", Paths(layout.LIBS), Paths(layout.TENSILE),
                             config), "create_library")
-    tables = {"reference": [], "tuned": [], "verify": []}
-    for lib in layout.Layout(workdir).lib_stems():
+    libs = layout.Layout(workdir).lib_stems()
+    for lib in libs:
         fill = {key: layout.fill(path, lib=lib) for key, path in (
             ("logic", layout.LIB_LOGIC), ("bench", layout.BENCH_INPUT),
-            ("verify", layout.VERIFY_INPUT), ("reference", layout.BENCH_REFERENCE),
-            ("tuned", layout.BENCH_TUNED), ("checked", layout.VERIFY_TUNED))}
+            ("verify", layout.VERIFY_INPUT))}
         phases.run(Job.for_rule("bench_input", Paths(fill["logic"]),
                                 Paths(bench=fill["bench"], verify=fill["verify"]), config,
                                 params=Paths(duration=config["compare_duration"],
                                              rotating_mb=config["rotating_mb"]),
                                 wildcards=Paths(lib=lib)), "bench_input")
-        for rule, rows, side, library in (("bench_reference", "bench", "reference", None),
-                                          ("bench_tuned", "bench", "tuned", layout.TENSILE),
-                                          ("verify_tuned", "verify", "checked", layout.TENSILE)):
-            inputs = Paths(rows=fill[rows], library=library) if library else Paths(rows=fill[rows])
-            phase = "verify_library" if rule == "verify_tuned" else "bench_library"
-            phases.run(Job.for_rule(rule, inputs, Paths(table=fill[side], out=str(
-                Path(fill[side]).with_suffix(".out"))), config, wildcards=Paths(lib=lib)), phase)
-        for key, side in (("reference", "reference"), ("tuned", "tuned"), ("verify", "checked")):
-            tables[key].append(fill[side])
+    tables = {"reference": [], "tuned": [], "verify": []}
+    for share in layout.Layout(workdir).lib_shares(len(config["devices"])):
+        mine = layout.Layout(workdir).share_libs(share)
+        outputs = {key: layout.fill(pattern, share=share) for key, pattern in (
+            ("reference", layout.BENCH_SHARE_REFERENCE), ("tuned", layout.BENCH_SHARE_TUNED),
+            ("verify", layout.BENCH_SHARE_VERIFY))}
+        phases.run(Job.for_rule(
+            "bench_libs", Paths(bench=[layout.fill(layout.BENCH_INPUT, lib=lib) for lib in mine],
+                                verify=[layout.fill(layout.VERIFY_INPUT, lib=lib) for lib in mine],
+                                library=layout.TENSILE),
+            Paths(**outputs), config, wildcards=Paths(share=share)), "bench_libs")
+        for key, path in outputs.items():
+            tables[key].append(path)
     uncompared = [layout.fill(layout.BENCH_UNCOMPARED, rest=rest)
                   for rest in layout.Layout(workdir).uncompared()]
     for table in uncompared:

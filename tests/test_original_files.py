@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from geko_lib import optim, terminal
-from geko_lib.campaign import layout, rules, state
+from geko_lib import gpu_jobs, jobs, optim, terminal
+from geko_lib.campaign import integrity, layout, rules, state
 from geko_lib.schemas import GemmConfig, GemmType
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,9 +113,11 @@ def test_analyze_phase_writes_the_original_columns_and_dashboard_data(
     monkeypatch.chdir(workdir)
     _gemms_csv(workdir / layout.SUMMARY)
     config = _config(tmp_path, verify=False)
-    for table, kind in ((layout.BENCH_REFERENCE, "reference"), (layout.BENCH_TUNED, "tuned")):
-        (workdir / layout.fill(table, lib="L")).parent.mkdir(parents=True, exist_ok=True)
-        _bench_table(workdir / layout.fill(table, lib="L"), kind)
+    for table, kind in ((layout.BENCH_SHARE_REFERENCE, "reference"),
+                        (layout.BENCH_SHARE_TUNED, "tuned")):
+        (workdir / layout.fill(table, share="part_0_of_1")).parent.mkdir(parents=True,
+                                                                         exist_ok=True)
+        _bench_table(workdir / layout.fill(table, share="part_0_of_1"), kind)
     run_phase("analyze", workdir, config)
     raw = pd.read_csv(layout.RAW_RESULTS)
     assert list(raw["MT_reference"]) == ["256x128x32"] * 2
@@ -365,7 +367,13 @@ def test_rocm_workflow_baseline_and_comparison_outs_are_the_tools_output(
     Path(layout.BENCH_INPUT.format(lib="L")).write_text(
         Path(layout.fill(layout.BENCH_LOG, stem=stem)).read_text())
     reference = layout.BENCH_REFERENCE.format(lib="L")
-    run_phase("bench_reference", ".", config, wildcards={"lib": "L"})
+    lib = gpu_jobs.LibraryBench("L", Path(layout.BENCH_INPUT.format(lib="L")), None,
+                                Path(layout.TENSILE), None)
+    full = state.with_defaults(config)
+    campaign = state.identity(full)
+    with jobs.on_device(full) as (platform, device):  # the reference step of bench_libs' job
+        gpu_jobs.bench_step(lib, "reference", platform, device, lambda path: (
+            integrity.expected_provenance(campaign, full["mode"], path)))
     (compared,) = _tool_outputs(Path(reference).parent).values()
     assert bench_text.out_beside(reference).read_text() == compared
     assert not bench_text.is_rendered(compared)

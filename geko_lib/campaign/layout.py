@@ -71,6 +71,13 @@ VERIFY_INPUT = "benchmarks/{lib}_verify.yaml"
 BENCH_REFERENCE = "benchmarks/{lib}_bench-reference.csv"
 BENCH_TUNED = "benchmarks/{lib}_bench-tuned.csv"
 VERIFY_TUNED = "benchmarks/{lib}_verify-tuned.csv"
+# one library's comparison failed (its benchmark or its check): why, one line; gone once it works
+BENCH_FAILED = "benchmarks/{lib}_failed.log"
+# the comparison of one device's share of the libraries (libs dealt as the baseline deals GEMMs):
+# its libraries' tables in one; each library's own files above are what a rerun resumes from
+BENCH_SHARE_REFERENCE = "benchmarks/parts/{share}-reference.csv"
+BENCH_SHARE_TUNED = "benchmarks/parts/{share}-tuned.csv"
+BENCH_SHARE_VERIFY = "benchmarks/parts/{share}-verify.csv"
 # the default kernel's time of the GEMMs no library holds (their job failed), keep_thr 0 only:
 # a fan-out of one job ({rest} = uncompared) where there are such GEMMs, of none where not
 BENCH_UNCOMPARED = "benchmarks/{rest}-reference.csv"
@@ -185,6 +192,19 @@ class Layout:
     def lib_stems(self) -> list[str]:
         libs = self.root / LIBS
         return sorted(p.stem for p in libs.glob("*.yaml")) if libs.is_dir() else []
+
+    def lib_shares(self, n_devices: int) -> list[str]:
+        """The comparison's shares of libs/ (one per device, no more than there are
+        libraries: ``part_<i>_of_<n>``, as the baseline's parts); none before libs/ is made."""
+        from ..bench_formats.summary import part_names
+
+        return part_names(len(self.lib_stems()), n_devices)
+
+    def share_libs(self, share: str) -> list[str]:
+        """The libraries of ``share``: every n-th of libs/ starting at i (part_<i>_of_<n>)."""
+        from ..bench_formats.summary import part_problems
+
+        return part_problems(self.lib_stems(), share)
 
     def uncompared(self) -> list[str]:
         """``[UNCOMPARED]`` where summary.csv has a GEMM that no library of libs/ holds (its

@@ -37,6 +37,15 @@ class Gather:
 
 
 @dataclass(frozen=True)
+class Share:
+    """The ``pattern`` of every value of the fan-out over ``over`` (``lib``) that the job's share
+    holds (its ``share`` wildcard, ``part_<i>_of_<n>``: Layout.share_libs), once the checkpoint
+    that fans out ran: a job over one device's share of the libraries."""
+    pattern: str
+    over: str
+
+
+@dataclass(frozen=True)
 class When:
     """``file`` where ``condition`` (:data:`CONDITIONS`) holds for the campaign's config."""
     condition: str
@@ -230,16 +239,19 @@ RULES = (
          inputs={"logic": L.LIB_LOGIC},
          outputs={"bench": L.BENCH_INPUT, "verify": L.VERIFY_INPUT},
          params={"duration": "compare_duration", "rotating_mb": "rotating_mb"}),
-    Rule("bench_reference", ("bench_library",), False, over="lib", gpu="gpu", stage=BENCHMARK,
-         inputs={"rows": L.BENCH_INPUT},
-         outputs={"table": L.BENCH_REFERENCE, "out": str(out_beside(L.BENCH_REFERENCE))}),
-    Rule("bench_tuned", ("bench_library",), False, over="lib", gpu="gpu", stage=BENCHMARK,
-         inputs={"rows": L.BENCH_INPUT, "library": L.TENSILE},
-         outputs={"table": L.BENCH_TUNED, "out": str(out_beside(L.BENCH_TUNED))}),
-    Rule("verify_tuned", ("verify_library",), False, over="lib", condition="verify", gpu="gpu",
-         stage=BENCHMARK,
-         inputs={"rows": L.VERIFY_INPUT, "library": L.TENSILE},
-         outputs={"table": L.VERIFY_TUNED, "out": str(out_beside(L.VERIFY_TUNED))}),
+    # one job per device over that device's share of the libraries: per library the default
+    # timed, the created library timed and checked, in one process (one device context); each
+    # library's files are stamped as it finishes, so a rerun redoes only the libraries without
+    # a stamp (gpu_jobs.bench_libraries), and one library's failure keeps the others' results
+    Rule("bench_libs", ("bench_libs",), False, over="share", gpu="gpu", stage=BENCHMARK,
+         inputs={"bench": Share(L.BENCH_INPUT, "lib"),
+                 "verify": When("verify", Share(L.VERIFY_INPUT, "lib")),
+                 "library": L.TENSILE},
+         outputs={"reference": L.BENCH_SHARE_REFERENCE, "tuned": L.BENCH_SHARE_TUNED,
+                  "verify": When("verify", L.BENCH_SHARE_VERIFY)},
+         side_files=(L.BENCH_REFERENCE, str(out_beside(L.BENCH_REFERENCE)), L.BENCH_TUNED,
+                     str(out_beside(L.BENCH_TUNED)), L.VERIFY_TUNED,
+                     str(out_beside(L.VERIFY_TUNED)), L.BENCH_FAILED)),
     # without a baseline (keep_thr 0), the default kernel's time of the GEMMs whose job failed,
     # so the headline's shares are of the whole workload's GEMM time: one job where libs/ leaves
     # a GEMM of the summary out, none where not (Layout.uncompared)
@@ -248,9 +260,9 @@ RULES = (
          inputs={"summary": L.SUMMARY, "libs": L.LIBS},
          outputs={"table": L.BENCH_UNCOMPARED}),
     Rule("analyze", ("analyze",), True, stage=FILTER, done="metrics",
-         inputs={"reference": Gather(L.BENCH_REFERENCE, "lib"),
-                 "tuned": Gather(L.BENCH_TUNED, "lib"),
-                 "verify": When("verify", Gather(L.VERIFY_TUNED, "lib")),
+         inputs={"reference": Gather(L.BENCH_SHARE_REFERENCE, "share"),
+                 "tuned": Gather(L.BENCH_SHARE_TUNED, "share"),
+                 "verify": When("verify", Gather(L.BENCH_SHARE_VERIFY, "share")),
                  "summary": L.SUMMARY,
                  "uncompared": When("keep_thr == 0", Gather(L.BENCH_UNCOMPARED, "rest"))},
          outputs={"raw": L.RAW_RESULTS, "final": L.FINAL_RESULTS, "dashboard": L.DASHBOARD,
@@ -343,8 +355,8 @@ def _resolve(item, config: dict, given: dict):
         return given[item.name]
     if isinstance(item, Directory):
         return Directory(fill(item.pattern, given))
-    if isinstance(item, Gather):
-        return Gather(fill(item.pattern, given), item.over)
+    if isinstance(item, (Gather, Share)):
+        return type(item)(fill(item.pattern, given), item.over)
     if isinstance(item, list):
         return [_resolve(each, config, given) for each in item]
     return fill(item, given)

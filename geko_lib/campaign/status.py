@@ -190,7 +190,8 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     jobs = []
     layout = L.Layout(workdir)
     values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
-              "lib": layout.lib_stems, "rest": layout.uncompared}
+              "lib": layout.lib_stems, "rest": layout.uncompared,
+              "share": lambda: _lib_shares(workdir, config)}
 
     def add(rule, output, name=None):
         log = table.rule_log(rule, name)
@@ -220,6 +221,15 @@ def _baseline_parts(workdir: Path, config: dict) -> list[str]:
     if made:
         return sorted(made)
     return L.Layout(workdir).baseline_parts(len(config.get("devices") or [0]))
+
+
+def _lib_shares(workdir: Path, config: dict) -> list[str]:
+    """The comparison's shares: those the run made (logs), else those libs/ deals over the
+    configured devices (a config inferred from the logs may know fewer devices than the run
+    had, as for the baseline's parts)."""
+    made = {p.stem for p in (workdir / table.rule_log("bench_libs", "x")).parent.glob(
+        "part_*_of_*.log")}
+    return sorted(made) or L.Layout(workdir).lib_shares(len(config.get("devices") or [0]))
 
 
 def _count(jobs: list[dict]) -> dict:

@@ -97,6 +97,7 @@ wildcard_constraints:
     lib=r"[^/]+",
     part=r"part_\d+_of_\d+",
     rest=layout.UNCOMPARED,
+    share=r"part_\d+_of_\d+",
 
 
 def search_chunks():
@@ -125,6 +126,18 @@ def phase_jobs(wildcards):
 def library_stems():
     checkpoints.libs.get()
     return layout.Layout(".").lib_stems()
+
+
+def lib_shares():
+    """The comparison's jobs: one per device over its share of the libraries, no more jobs
+    than libraries (geko_lib.gpu_jobs.bench_libraries)."""
+    checkpoints.libs.get()
+    return layout.Layout(".").lib_shares(len(config["devices"]))
+
+
+def share_libs(share):
+    checkpoints.libs.get()
+    return layout.Layout(".").share_libs(share)
 
 
 def uncompared():
@@ -157,7 +170,7 @@ GIVEN = {
 
 # the values each fan-out gathers over, once its checkpoint ran
 FANNED = {"part": baseline_parts, "chunk": search_chunks, "cfg": tuning_configs,
-          "lib": library_stems, "rest": uncompared}
+          "lib": library_stems, "rest": uncompared, "share": lib_shares}
 
 
 def _directive(value):
@@ -166,6 +179,9 @@ def _directive(value):
     if isinstance(value, table.Gather):
         values = FANNED[value.over]
         return lambda wildcards: expand(value.pattern, **{value.over: values()})
+    if isinstance(value, table.Share):  # the libraries of the job's share
+        return lambda wildcards: expand(value.pattern,
+                                        **{value.over: share_libs(wildcards.share)})
     if isinstance(value, table.Directory):
         return directory(value.pattern)
     return value

@@ -38,43 +38,19 @@ rule bench_input:
         in_process("bench_input", input, output, params, wildcards, threads, resources, log)
 
 
-rule bench_reference:
+rule bench_libs:
+    """One job per device over its share of the libraries: each library's default and created
+    library timed and checked, stamped as it finishes (a rerun resumes from them)."""
     input:
-        **rule_input("bench_reference"),
+        **rule_input("bench_libs"),
     output:
-        **rule_output("bench_reference"),
+        **rule_output("bench_libs"),
     resources:
-        **rule_resources("bench_reference"),
+        **rule_resources("bench_libs"),
     log:
-        rule_log("bench_reference"),
+        rule_log("bench_libs"),
     script:
-        rule_script("bench_reference")
-
-
-rule bench_tuned:
-    input:
-        **rule_input("bench_tuned"),
-    output:
-        **rule_output("bench_tuned"),
-    resources:
-        **rule_resources("bench_tuned"),
-    log:
-        rule_log("bench_tuned"),
-    script:
-        rule_script("bench_tuned")
-
-
-rule verify_tuned:
-    input:
-        **rule_input("verify_tuned"),
-    output:
-        **rule_output("verify_tuned"),
-    resources:
-        **rule_resources("verify_tuned"),
-    log:
-        rule_log("verify_tuned"),
-    script:
-        rule_script("verify_tuned")
+        rule_script("bench_libs")
 
 
 rule bench_uncompared:
