@@ -21,6 +21,7 @@ timed pytest_gpu "${TESTS_S:-400}" python3 -m pytest -m gpu -n 4 -p no:cacheprov
   -o addopts= tests
 timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
 timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
+[ "${SEARCH:-1}" = 1 ] || { echo done >> "$res/walls.txt"; exit 0; }  # SEARCH=0: steps 1-3
 trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
 timed search_tp8 "${SEARCH_S:-360}" python3 -m snakemake final_libs --profile profiles/h200 \
   --config workload_log="$trace" workdir=runs/tp8_keep_all keep_thr=0 up_thr=1.0
