@@ -2,6 +2,7 @@
 parallel jobs cannot garble the terminal; its log still gets the plain progress lines."""
 import io
 import logging
+import pathlib
 import sys
 
 import pytest
@@ -106,3 +107,85 @@ def test_no_progress_line_prints_after_the_interrupted_line(tmp_path):
     lines = stream.getvalue().splitlines()
     assert lines[-1] == f"geko: {interrupt.MESSAGE}", lines
     assert not any(line.startswith("Baseline in progress: 2/4") for line in lines), lines
+
+
+def _counting_opens(monkeypatch) -> dict:
+    """Every file the bar opens, with how many times (Path.read_text and read_bytes open
+    through Path.open)."""
+    opened: dict = {}
+    real = pathlib.Path.open
+
+    def counted(self, *args, **kwargs):
+        opened[self.name] = opened.get(self.name, 0) + 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "open", counted)
+    return opened
+
+
+def test_the_bar_reads_a_file_again_only_once_it_changed(tmp_path, monkeypatch):
+    """The bar looks every second for the whole run: an unchanged chunk YAML, failure list or
+    job log is read once, not at every look (issue 40), and a change is still seen."""
+    log = _baseline_log(tmp_path, 1, 2)
+    chunks, data = tmp_path / "search" / "chunks", tmp_path / "search" / "data"
+    chunks.mkdir(parents=True)
+    data.mkdir(parents=True)
+    (chunks / "gemms_0-2.yaml").write_text("- {M: 1}\n- {M: 2}\n- {M: 3}\n")
+    (data / "gemms_0-2.csv").write_text("M\n1\n")
+    (data / "gemms_0-2.failed.yaml").write_text("- {M: 2}\n")
+    opened = _counting_opens(monkeypatch)
+    stream = io.StringIO()
+    bar = campaign_progress.CampaignBar(tmp_path, ("baseline", "search"), stream)
+    for _ in range(5):
+        assert bar.refresh() == campaign_progress.Counts(3, 2, 1)
+    assert opened == {"gemms_0-2.yaml": 1, "gemms_0-2.failed.yaml": 1}
+    (data / "gemms_0-2.failed.yaml").write_text("- {M: 2}\n- {M: 3}\n")
+    opened.clear()  # the write above opened it too
+    assert bar.refresh() == campaign_progress.Counts(3, 1, 2)
+    assert opened == {"gemms_0-2.failed.yaml": 1}
+    bar.close()
+    assert log.name not in opened  # the search's total is known: the baseline's log not read
+
+
+class _Reading:
+    """A file the bar opened, noting the bytes each of its reads to the end returned."""
+
+    def __init__(self, f, read: list):
+        self._f, self._read = f, read
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+    def read(self, *args):
+        data = self._f.read(*args)
+        if not args:  # not the check of the bytes before where the last look ended
+            self._read.append(data)
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+def test_a_growing_job_log_is_read_from_where_the_bar_left_it(tmp_path, monkeypatch):
+    log = _baseline_log(tmp_path, 1, 4)
+    reads = campaign_progress.Reads()
+    assert campaign_progress.baseline_counts(tmp_path, reads).completed == 1
+    with open(log, "a") as f:  # a line, then one half written
+        f.write("baseline part_0_of_1: 2/4 (x)\nbaseline part_0_of_1: 3/")
+    read: list = []
+    real = pathlib.Path.open
+    monkeypatch.setattr(pathlib.Path, "open",
+                        lambda self, *a, **k: _Reading(real(self, *a, **k), read))
+    assert campaign_progress.baseline_counts(tmp_path, reads).completed == 2
+    with open(log, "a") as f:
+        f.write("4 (x)\n")
+    assert campaign_progress.baseline_counts(tmp_path, reads).completed == 3
+    # each look reads on from its last whole line (a few bytes before it are checked)
+    assert read == [b"baseline part_0_of_1: 2/4 (x)\nbaseline part_0_of_1: 3/",
+                     b"baseline part_0_of_1: 3/4 (x)\n"]
+    with open(log, "w") as f:  # a new attempt rewrote it
+        f.write("baseline part_0_of_1: 1/4 (y)\n")
+    assert campaign_progress.baseline_counts(tmp_path, reads).completed == 1

@@ -13,12 +13,15 @@ draws its bar over the GEMMs it benchmarks, from the progress lines its jobs wri
 logs (``baseline part_0_of_2: 1200/50000 ...``; a part whose table is written is done). Where the
 stream is no terminal (a log, a pipe) the bar is a plain line per change instead, with the rate
 once a job is done: ``Search in progress: 1/2 [00:21, 21.0 s/GEMM, n_completed: 1, n_failed: 0]``.
+The bar looks every second for the whole run, so it reads a file again only once it changed
+(:class:`Reads`: a chunk's YAML once, a job log from where the last look left it).
 The counters sit inside the brackets, as the original's (its tqdm postfix). At Ctrl-C the bar is
 closed before the command's ``interrupted`` line, which is the last.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -47,29 +50,98 @@ class Counts:
     failed: int
 
 
-def _rows(path: Path) -> list:
+# libyaml where PyYAML has it: a chunk's YAML is parsed only to count its rows
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _signature(path: Path) -> tuple | None:
+    """What tells a file changed without reading it (None: it is not there)."""
     try:
-        return yaml.safe_load(path.read_text()) or []
-    except (OSError, yaml.YAMLError):
-        return []  # a file being written: counted on the next look
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def search_counts(workdir: Path) -> Counts:
+# the bytes before where a log was read up to that must still be there for it to have grown
+# (not been rewritten) since
+TAIL = 64
+
+
+def _same_tail(f, size: int, offset: int, tail: bytes) -> bool:
+    """Whether the open file ``f`` of ``size`` bytes still holds ``tail`` just before
+    ``offset``: it grew since it was read up to there, it was not written anew."""
+    if offset == 0:
+        return True
+    if size < offset:
+        return False
+    f.seek(offset - len(tail))
+    return f.read(len(tail)) == tail
+
+
+class Reads:
+    """What the bar read of each file, kept while the file is unchanged: the bar looks every
+    second for the whole run, and re-parsing every chunk's YAML and re-reading every job log
+    at each look cost the command as much CPU as all its imports (issue 40). A file is read again
+    only once its inode, size or mtime changed; a growing job log only from where it was read
+    up to (its last complete line)."""
+
+    def __init__(self):
+        self._rows: dict[Path, tuple[tuple, int]] = {}
+        self._logs: dict[Path, tuple[int, int, bytes, tuple | None]] = {}
+
+    def row_count(self, path: Path) -> int:
+        """The rows of a YAML list (0 where it is missing or being written)."""
+        signature = _signature(path)
+        kept = self._rows.get(path)
+        if signature is not None and kept is not None and kept[0] == signature:
+            return kept[1]
+        try:
+            count = len(yaml.load(path.read_text(), Loader=LOADER) or [])
+        except (OSError, yaml.YAMLError):
+            return 0  # a file being written: counted on the next look, so not kept
+        if signature is not None:
+            self._rows[path] = (signature, count)
+        return count
+
+    def last_match(self, path: Path, pattern: re.Pattern) -> tuple | None:
+        """The last match of ``pattern`` in a job log (a line at most), reading only what
+        was appended since the last look; a log rewritten (a new attempt) is read whole."""
+        inode, offset, tail, found = self._logs.get(path, (None, 0, b"", None))
+        with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_ino != inode or not _same_tail(f, st.st_size, offset, tail):
+                offset, found = 0, None
+            f.seek(offset)
+            data = f.read()
+        inode = st.st_ino
+        end = data.rfind(b"\n") + 1  # a line still being written is read at the next look
+        matches = pattern.findall(data[:end].decode(errors="replace"))
+        found = matches[-1] if matches else found
+        offset += end
+        self._logs[path] = (inode, offset, data[max(end - TAIL, 0):end] if end else tail, found)
+        return found
+
+
+def search_counts(workdir: Path, reads: Reads | None = None) -> Counts:
+    reads = Reads() if reads is None else reads
     layout = L.Layout(workdir)
     chunks = layout.search_chunks()
     if not chunks:
         return Counts(None, 0, 0)
     total = completed = failed = 0
     for chunk in chunks:
-        gemms = len(_rows(layout.path(L.SEARCH_CHUNK, chunk=chunk)))
+        gemms = reads.row_count(layout.path(L.SEARCH_CHUNK, chunk=chunk))
         total += gemms
         if layout.path(L.SEARCH_DATA, chunk=chunk).is_file():
-            lost = len(_rows(layout.path(L.SEARCH_CHUNK_FAILED, chunk=chunk)))
+            lost = reads.row_count(layout.path(L.SEARCH_CHUNK_FAILED, chunk=chunk))
             completed, failed = completed + gemms - lost, failed + lost
     return Counts(total, completed, failed)
 
 
-def tune_counts(workdir: Path) -> Counts:
+def tune_counts(workdir: Path, reads: Reads | None = None) -> Counts:
+    """``reads`` is not needed: the manifest and failed_jobs.log are a line per job, and a
+    build's library logic is looked for, not read."""
     layout = L.Layout(workdir)
     configs = layout.tuning_configs()
     if not configs:
@@ -93,21 +165,22 @@ def baseline_label(part: str) -> str:
 _BASELINE_LINE = re.compile(r"baseline (part_\d+_of_\d+): (\d+)/(\d+) ")
 
 
-def baseline_counts(workdir: Path) -> Counts:
+def baseline_counts(workdir: Path, reads: Reads | None = None) -> Counts:
     """The baseline's GEMMs benchmarked so far, from the last progress line of each part's
     job log (None until a part has written one)."""
+    reads = Reads() if reads is None else reads
     layout = L.Layout(workdir)
     logs = Path(workdir, L.LOG_DIR, rules.log_name(BASELINE_RULE))
     total = done = 0
     seen = False
     for log in sorted(logs.glob("part_*.log")) if logs.is_dir() else []:
         try:
-            found = _BASELINE_LINE.findall(log.read_text(errors="replace"))
+            found = reads.last_match(log, _BASELINE_LINE)
         except OSError:
             continue
         if not found:
             continue
-        part, n, of = found[-1][0], int(found[-1][1]), int(found[-1][2])
+        part, n, of = found[0], int(found[1]), int(found[2])
         seen = True
         total += of
         done += of if layout.path(L.BASELINE_PART, part=part).is_file() else n
@@ -136,6 +209,7 @@ class CampaignBar:
         self._done_before: int | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._reads = Reads()  # what it read of the workdir, kept while a file is unchanged
 
     def write(self, line: str, file=None) -> None:
         """A line for the terminal (stdout unless told) that leaves the bar intact below it."""
@@ -169,7 +243,7 @@ class CampaignBar:
         """The latest phase whose total is known, with its counts."""
         counts = None
         for phase in reversed(self.phases):
-            counts = COUNTERS[phase](self.workdir)
+            counts = COUNTERS[phase](self.workdir, self._reads)
             if counts.total is not None:
                 return phase, counts
         return None, counts
