@@ -16,7 +16,9 @@ kernel was faster isolated, PDL on: what a library that keeps only faster kernel
 ``chosen_pdl`` and ``mixed_chosen`` (the same, early edges only on the GEMMs whose edge alone
 shortened the step in rounds of their own: ``edge_choices``), ``tuned_pdl`` (early edges
 where the tune's own test says they pay: ``cluster_gemm.edge_timings``, the GEMM after a short
-kernel, outside the layer; does it choose as the layer does?) and ``rest`` (the same layer with
+kernel, outside the layer; does it choose as the layer does? Each GEMM's edge is also timed
+right after ``F.rms_norm``, the layer's own producer: ``*_norm_plain_us`` / ``*_norm_edged_us``)
+and ``rest`` (the same layer with
 every GEMM left out: norms, attention, elementwise). Their
 replays are timed interleaved, each round starting one variant later, with CUDA events; the
 median is reported. The GEMMs' time inside the step is the step minus ``rest``; their floor
