@@ -16,3 +16,21 @@ record_gpu() {  # the card, its driver and its state before the run, into the fi
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv > "$1"
 }
+begin_run() {  # the run's name: $res made, the wheels installed, a cache of the run's own
+  mkdir -p "$res"
+  install_wheels "$res/pip.txt"
+  export GEKO_CACHE_DIR=/tmp/geko_cache_$1
+  record_gpu "$res/env.txt"
+}
+tp8_trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml  # the in-repo 65-GEMM TP-8 trace
+search_tp8() {  # label, limit in s, workdir, extra --config items...: search + final_libs of
+  # the 65-GEMM TP-8 trace (its log $res/<label>.log), its rules' times, and its search rows
+  # kept in $res/search_data (bench/search_budget.py replays them)
+  local label=$1 limit=$2 workdir=$3; shift 3
+  timed "$label" "$limit" python3 -m snakemake final_libs --profile profiles/h200 \
+    --config workload_log="$tp8_trace" \
+    workdir="$workdir" "$@"
+  python3 bench/campaign_times.py "$res/$label.log" --json "$res/${label}_times.json" \
+    >> "$res/walls.txt" 2>&1
+  mkdir -p "$res/search_data" && cp "$workdir"/search/data/*.csv "$res/search_data/"
+}

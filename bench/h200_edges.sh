@@ -11,21 +11,14 @@
 #    predict the layer?).
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
-res=${RES:-bench/out}; mkdir -p "$res"
+res=${RES:-bench/out}
 . bench/device_lib.sh
-install_wheels "$res/pip.txt"
-export GEKO_CACHE_DIR=/tmp/geko_cache_edges
-record_gpu "$res/env.txt"
+begin_run edges
 timed dispatch_parts 120 python3 bench/dispatch_parts.py --out "$res/dispatch_parts.json"
 timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
 timed pytest_gpu "${TESTS_S:-360}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
-trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
-timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile profiles/h200 \
-  --config workload_log="$trace" workdir=runs/tp8_search
-python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
-  >> "$res/walls.txt" 2>&1
-mkdir -p "$res/search_data" && cp runs/tp8_search/search/data/*.csv "$res/search_data/"
+search_tp8 search_tp8 "${SEARCH_S:-330}" runs/tp8_search
 python3 bench/search_budget.py "$res/search_data" --json "$res/search_budget.json" \
   >> "$res/walls.txt" 2>&1
 timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"

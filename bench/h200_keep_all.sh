@@ -12,23 +12,16 @@
 #    the original's thresholds do not leave it to the default (criterion 4)?
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
-res=${RES:-bench/out}; mkdir -p "$res"
+res=${RES:-bench/out}
 . bench/device_lib.sh
-install_wheels "$res/pip.txt"
-export GEKO_CACHE_DIR=/tmp/geko_cache_keep_all
-record_gpu "$res/env.txt"
+begin_run keep_all
 timed pytest_gpu "${TESTS_S:-400}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
 timed decode_layer "${LAYER_S:-420}" python3 bench/decode_layer.py --out "$res"
 timed dispatch 180 python3 bench/bench_runtime_dispatch.py --out "$res/dispatch.json" --calls 1000
 [ "${SEARCH:-1}" = 1 ] || { echo done >> "$res/walls.txt"; exit 0; }  # SEARCH=0: steps 1-3
-trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
-timed search_tp8 "${SEARCH_S:-360}" python3 -m snakemake final_libs --profile profiles/h200 \
-  --config workload_log="$trace" workdir=runs/tp8_keep_all keep_thr=0 up_thr=1.0
-python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
-  >> "$res/walls.txt" 2>&1
-mkdir -p "$res/search_data" && cp runs/tp8_keep_all/search/data/*.csv "$res/search_data/"
-timed bench "${BENCH_S:-330}" python3 bench/bench_h200.py --workload "$trace" \
+search_tp8 search_tp8 "${SEARCH_S:-360}" runs/tp8_keep_all keep_thr=0 up_thr=1.0
+timed bench "${BENCH_S:-330}" python3 bench/bench_h200.py --workload "$tp8_trace" \
   --workdir runs/tp8_keep_all --no-triton --out "$res/bench"
 tail -8 "$res/bench.log" >> "$res/walls.txt"
 echo done >> "$res/walls.txt"

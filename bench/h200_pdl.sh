@@ -7,11 +7,9 @@
 # 4. cluster_decode on the issue's worst shards (isolated); 5. the whole GPU tier.
 # Every step's log and figures go to $RES; walls.txt has each step's exit status and time.
 set -uo pipefail
-res=${RES:-bench/out}; mkdir -p "$res"
+res=${RES:-bench/out}
 . bench/device_lib.sh
-install_wheels "$res/pip.txt"
-export GEKO_CACHE_DIR=/tmp/geko_cache_pdl
-record_gpu "$res/env.txt"
+begin_run pdl
 python3 -c "import torch, triton, cuda.core, cuda.bindings; print(torch.__version__, \
 triton.__version__, cuda.core.__version__, cuda.bindings.__version__)" >> "$res/env.txt" 2>&1
 timed pytest_pdl 300 python3 -m pytest -m gpu -p no:cacheprovider -q -rfs \

@@ -2,11 +2,9 @@
 # Issue 39's second device run (graph edges from the launch-order port), from the repository
 # root, with the wheels of bench/h200_pdl.sh in .whl:  RES=dir bash bench/h200_pdl2.sh
 set -uo pipefail
-res=${RES:-bench/out}; mkdir -p "$res"
+res=${RES:-bench/out}
 . bench/device_lib.sh
-install_wheels "$res/pip.txt"
-export GEKO_CACHE_DIR=/tmp/geko_cache_pdl
-record_gpu "$res/env.txt"
+begin_run pdl
 timed pytest_pdl 300 python3 -m pytest -m gpu -p no:cacheprovider -q -rfs \
   tests/test_cuda_pdl.py tests/test_cuda_cluster.py tests/test_runtime_plans.py \
   tests/test_cuda_compile.py

@@ -7,19 +7,13 @@
 # top 8 in one process (criterion 4: no GEMM shipped > 1% slower than nvmath top-8).
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
-res=${RES:-bench/out}; mkdir -p "$res"
+res=${RES:-bench/out}
 . bench/device_lib.sh
-install_wheels "$res/pip.txt"
-export GEKO_CACHE_DIR=/tmp/geko_cache_trust
-record_gpu "$res/env.txt"
+begin_run trust
 timed pytest_gpu "${TESTS_S:-300}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
   -o addopts= tests
-trace=$PWD/bench/configs/llama3_70b_tp8_serving.yaml
-timed search_tp8 "${SEARCH_S:-330}" python3 -m snakemake final_libs --profile profiles/h200 \
-  --config workload_log="$trace" workdir=runs/tp8_search
-python3 bench/campaign_times.py "$res/search_tp8.log" --json "$res/search_tp8_times.json" \
-  >> "$res/walls.txt" 2>&1
-timed bench "${BENCH_S:-300}" python3 bench/bench_h200.py --workload "$trace" \
+search_tp8 search_tp8 "${SEARCH_S:-330}" runs/tp8_search
+timed bench "${BENCH_S:-300}" python3 bench/bench_h200.py --workload "$tp8_trace" \
   --workdir runs/tp8_search --no-triton --out "$res/bench"
 tail -6 "$res/bench.log" >> "$res/walls.txt"
 echo done >> "$res/walls.txt"
