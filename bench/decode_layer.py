@@ -206,45 +206,27 @@ def edge_choices(layer: Layer, plain: dict, edged: dict, repeats: int, row: dict
     return {g for g, us in zip(names, times[1:]) if us < times[0]}
 
 
-def after_norm_timings(cfg, problem: GemmProblem, device: int) -> tuple:
-    """(plain, edged) Timing of the GEMM right after F.rms_norm of its activations (the
-    layer's own producer of q/k/v and gate/up), the GEMM reading the norm's output: does the
-    tune's producer (an elementwise kernel) hide a cost that the norm shows?"""
-    import torch
-
-    from geko_lib.platforms.cuda import cluster_gemm as cg
-    from geko_lib.platforms.cuda import timing
-
-    sets = timing.make_operands(problem, device, seed=3100)
-
-    def calls(pdl):
-        out = []
-        for ops in sets:
-            prepared = cg.PreparedLaunch(cfg, problem, device, pdl=pdl)
-            source, y, d = ops.x[0].clone(), ops.y[0], ops.d[0]
-
-            def call(prepared=prepared, source=source, y=y, d=d):
-                prepared(torch.nn.functional.rms_norm(source, (source.shape[-1],)), y, d)
-            out.append(call)
-        return out
-
-    return timing.time_side_by_side([calls(False), calls(True)])
-
-
 def tuned_edge_choices(configs: dict, problems: dict, device: int, row: dict) -> set:
     """The GEMMs whose early edge the tune keeps (``tune.Measurer.edge_pays``' rule on
     ``cluster_gemm.edge_timings``), each one's plain and early us in ``row``."""
+    import torch
+
     from geko_lib.platforms.cuda import cluster_gemm as cg
     from geko_lib.platforms.cuda import tune
+
+    def rms_norm(source):
+        return torch.nn.functional.rms_norm(source, (source.shape[-1],))
 
     kept = set()
     for g, cfg in configs.items():
         plain, edged = cg.edge_timings(cfg, problems[g], device)
         row[f"{g}_tune_plain_us"], row[f"{g}_tune_edged_us"] = plain.us, edged.us
-        plain, edged = after_norm_timings(cfg, problems[g], device)
-        row[f"{g}_norm_plain_us"], row[f"{g}_norm_edged_us"] = plain.us, edged.us
         if edged.us < plain.us * (1 - tune.EDGE_MARGIN):
             kept.add(g)
+        # the layer's own producer of q/k/v and gate/up: does it show a cost that the
+        # tune's elementwise producer hides?
+        plain, edged = cg.edge_timings(cfg, problems[g], device, produce=rms_norm)
+        row[f"{g}_norm_plain_us"], row[f"{g}_norm_edged_us"] = plain.us, edged.us
     return kept
 
 

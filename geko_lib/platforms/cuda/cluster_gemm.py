@@ -540,25 +540,30 @@ def launcher(cfg: ClusterConfig, ops, pdl: bool = False) -> Callable[[], None]:
     return lambda: prepared(x, y, d)
 
 
-def after_producer(cfg: ClusterConfig, ops, pdl: bool) -> Callable[[], None]:
-    """A zero-argument call of a short kernel that writes the GEMM's activations (X, the
-    token panel, rewritten with its own values), then of the GEMM: a decode step's norm and
-    the q/k/v after it. Captured in a graph with ``pdl``, the GEMM's edge from that kernel is
-    programmatic (``early_edges``): what a tune times to choose a solution's ``EarlyEdge``."""
+def after_producer(cfg: ClusterConfig, ops, pdl: bool,
+                   produce: Callable | None = None) -> Callable[[], None]:
+    """A zero-argument call of a short kernel that makes the GEMM's activations, then of the
+    GEMM on them: a decode step's norm and the q/k/v after it. ``produce(source)`` (source: a
+    copy of X, the token panel) returns the activations; by default X rewritten with its own
+    values by one elementwise kernel. Captured in a graph with ``pdl``, the GEMM's edge from
+    that kernel is programmatic (``early_edges``): what a tune times to choose a solution's
+    ``EarlyEdge``."""
     t = timing.torch()
-    gemm = launcher(cfg, ops, pdl=pdl)
-    x = ops.x[0]
+    prepared = PreparedLaunch(cfg, ops.problem, ops.d.device.index, pdl=pdl)
+    x, y, d = ops.x[0], ops.y[0], ops.d[0]
     source = x.clone()
+    if produce is None:
+        def produce(source):
+            return t.mul(source, 1.0, out=x)
 
     def call():
-        t.mul(source, 1.0, out=x)
-        gemm()
+        prepared(produce(source), y, d)
 
     return call
 
 
 def edge_timings(cfg: ClusterConfig, problem: GemmProblem, device: int,
-                 repeats: int = 15) -> tuple:
+                 repeats: int = 15, produce: Callable | None = None) -> tuple:
     """(plain, edged) ``timing.Timing`` of ``after_producer`` with the GEMM's edge left plain
     and made programmatic, side by side on rotating operands. In one decode layer on an H100
     the early edge shortened the step for 14 of 16 GEMMs and lengthened it 5.6 us for one
@@ -566,7 +571,7 @@ def edge_timings(cfg: ClusterConfig, problem: GemmProblem, device: int,
     measured, not assumed."""
     sets = timing.make_operands(problem, device, seed=3000)
     plain, edged = timing.time_side_by_side(
-        [[after_producer(cfg, ops, pdl) for ops in sets] for pdl in (False, True)],
+        [[after_producer(cfg, ops, pdl, produce) for ops in sets] for pdl in (False, True)],
         repeats=repeats)
     del sets
     return plain, edged
