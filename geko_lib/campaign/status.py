@@ -216,20 +216,28 @@ def _baseline_parts(workdir: Path, config: dict) -> list[str]:
     deals over the configured devices (one per device, no more than GEMMs; a config inferred
     from the logs may know fewer devices than the run had)."""
     made = {p.stem for p in (workdir / L.BASELINE_PART).parent.glob("part_*_of_*.csv")}
-    made |= {p.stem for p in (workdir / table.rule_log("baseline_part", "x")).parent.glob(
-        "part_*_of_*.log")}
+    made |= _parts_logged(workdir, "baseline_part")
     if made:
         return sorted(made)
-    return L.Layout(workdir).baseline_parts(len(config.get("devices") or [0]))
+    return L.Layout(workdir).baseline_parts(_device_count(config))
 
 
 def _lib_shares(workdir: Path, config: dict) -> list[str]:
     """The comparison's shares: those the run made (logs), else those libs/ deals over the
     configured devices (a config inferred from the logs may know fewer devices than the run
     had, as for the baseline's parts)."""
-    made = {p.stem for p in (workdir / table.rule_log("bench_libs", "x")).parent.glob(
+    made = _parts_logged(workdir, "bench_libs")
+    return sorted(made) or L.Layout(workdir).lib_shares(_device_count(config))
+
+
+def _parts_logged(workdir: Path, rule: str) -> set[str]:
+    """The parts (``part_<i>_of_<n>``) whose jobs of ``rule`` wrote a log."""
+    return {p.stem for p in (workdir / table.rule_log(rule, "x")).parent.glob(
         "part_*_of_*.log")}
-    return sorted(made) or L.Layout(workdir).lib_shares(len(config.get("devices") or [0]))
+
+
+def _device_count(config: dict) -> int:
+    return len(config.get("devices") or [0])
 
 
 def _count(jobs: list[dict]) -> dict:
