@@ -15,9 +15,10 @@ of ``--layers`` layers (distinct weights, more bytes than the L2) are captured: 
 kernel was faster isolated, PDL on: what a library that keeps only faster kernels ships),
 ``chosen_pdl`` and ``mixed_chosen`` (the same, early edges only on the GEMMs whose edge alone
 shortened the step in rounds of their own: ``edge_choices``), ``tuned_pdl`` (early edges
-where the tune's own test says they pay: ``cluster_gemm.edge_timings``, the GEMM after a short
-kernel, outside the layer; does it choose as the layer does? Each GEMM's edge is also timed
-right after ``F.rms_norm``, the layer's own producer: ``*_norm_plain_us`` / ``*_norm_edged_us``)
+where the tune's own test says they pay: ``cluster_gemm.edge_verdict``, the GEMM after an
+elementwise kernel and after ``F.rms_norm``, outside the layer; does it choose as the layer
+does? Each producer's times: ``*_tune_plain_us`` / ``*_tune_edged_us`` and ``*_norm_plain_us``
+/ ``*_norm_edged_us``)
 and ``rest`` (the same layer with
 every GEMM left out: norms, attention, elementwise). Their
 replays are timed interleaved, each round starting one variant later, with CUDA events; the
@@ -207,26 +208,20 @@ def edge_choices(layer: Layer, plain: dict, edged: dict, repeats: int, row: dict
 
 
 def tuned_edge_choices(configs: dict, problems: dict, device: int, row: dict) -> set:
-    """The GEMMs whose early edge the tune keeps (``tune.Measurer.edge_pays``' rule on
-    ``cluster_gemm.edge_timings``), each one's plain and early us in ``row``."""
-    import torch
-
+    """The GEMMs whose early edge the tune keeps (``tune.Measurer.edge_pays``' rule,
+    ``cluster_gemm.edge_verdict``), each one's plain and early us after every producer in
+    ``row`` (``*_tune_*``: the elementwise kernel, ``*_norm_*``: F.rms_norm)."""
     from geko_lib.platforms.cuda import cluster_gemm as cg
     from geko_lib.platforms.cuda import tune
 
-    def rms_norm(source):
-        return torch.nn.functional.rms_norm(source, (source.shape[-1],))
-
     kept = set()
     for g, cfg in configs.items():
-        plain, edged = cg.edge_timings(cfg, problems[g], device)
-        row[f"{g}_tune_plain_us"], row[f"{g}_tune_edged_us"] = plain.us, edged.us
-        if edged.us < plain.us * (1 - tune.EDGE_MARGIN):
+        pays, timed = cg.edge_verdict(cfg, problems[g], device, 15, tune.EDGE_MARGIN)
+        if pays:
             kept.add(g)
-        # the layer's own producer of q/k/v and gate/up: does it show a cost that the
-        # tune's elementwise producer hides?
-        plain, edged = cg.edge_timings(cfg, problems[g], device, produce=rms_norm)
-        row[f"{g}_norm_plain_us"], row[f"{g}_norm_edged_us"] = plain.us, edged.us
+        for produce, label in (("elementwise", "tune"), ("rms_norm", "norm")):
+            plain, edged = timed[produce]
+            row[f"{g}_{label}_plain_us"], row[f"{g}_{label}_edged_us"] = plain.us, edged.us
     return kept
 
 

@@ -540,41 +540,65 @@ def launcher(cfg: ClusterConfig, ops, pdl: bool = False) -> Callable[[], None]:
     return lambda: prepared(x, y, d)
 
 
+def _rewrite(source, x):
+    """X rewritten with its own values by one elementwise kernel."""
+    return timing.torch().mul(source, 1.0, out=x)
+
+
+def _rms_norm(source, x):
+    """The activations as a decode layer makes those of q/k/v and gate/up: a row reduction
+    over the hidden size, then the scaled row."""
+    return timing.torch().nn.functional.rms_norm(source, (source.shape[-1],))
+
+
+# the short kernels a decode GEMM follows in a layer: an elementwise one (the down projection
+# after SiLU-and-multiply) and a norm (q/k/v and gate/up). An early edge that gained 0.8-1.7%
+# after the elementwise kernel cost 5.6-6.3 us in the layer after the norm on one H100 (qkv
+# of Qwen2.5-32B TP 4, batch 16), and 17.2 -> 20.4 us timed after F.rms_norm alone
+# (bench/RESULTS.md, 2026-12-07): a tune keeps an edge only where it pays after each
+PRODUCERS = {"elementwise": _rewrite, "rms_norm": _rms_norm}
+
+
 def after_producer(cfg: ClusterConfig, ops, pdl: bool,
-                   produce: Callable | None = None) -> Callable[[], None]:
-    """A zero-argument call of a short kernel that makes the GEMM's activations, then of the
-    GEMM on them: a decode step's norm and the q/k/v after it. ``produce(source)`` (source: a
-    copy of X, the token panel) returns the activations; by default X rewritten with its own
-    values by one elementwise kernel. Captured in a graph with ``pdl``, the GEMM's edge from
-    that kernel is programmatic (``early_edges``): what a tune times to choose a solution's
-    ``EarlyEdge``."""
-    t = timing.torch()
+                   produce: str = "elementwise") -> Callable[[], None]:
+    """A zero-argument call of a short kernel that makes the GEMM's activations from a copy of
+    X (the token panel), then of the GEMM on them: a decode step's norm and the q/k/v after
+    it. ``produce`` names one of PRODUCERS. Captured in a graph with ``pdl``, the GEMM's edge
+    from that kernel is programmatic (``early_edges``): what a tune times to choose a
+    solution's ``EarlyEdge``."""
     prepared = PreparedLaunch(cfg, ops.problem, ops.d.device.index, pdl=pdl)
     x, y, d = ops.x[0], ops.y[0], ops.d[0]
     source = x.clone()
-    if produce is None:
-        def produce(source):
-            return t.mul(source, 1.0, out=x)
+    make = PRODUCERS[produce]
 
     def call():
-        prepared(produce(source), y, d)
+        prepared(make(source, x), y, d)
 
     return call
 
 
 def edge_timings(cfg: ClusterConfig, problem: GemmProblem, device: int,
-                 repeats: int = 15, produce: Callable | None = None) -> tuple:
+                 repeats: int = 15, produce: str = "elementwise") -> tuple:
     """(plain, edged) ``timing.Timing`` of ``after_producer`` with the GEMM's edge left plain
     and made programmatic, side by side on rotating operands. In one decode layer on an H100
     the early edge shortened the step for 14 of 16 GEMMs and lengthened it 5.6 us for one
-    (bench/RESULTS.md, 2026-12-07): whether it pays is a property of the kernel and the shape,
-    measured, not assumed."""
+    (bench/RESULTS.md, 2026-12-07): whether it pays is a property of the kernel, the shape and
+    the kernel before it, measured, not assumed."""
     sets = timing.make_operands(problem, device, seed=3000)
     plain, edged = timing.time_side_by_side(
         [[after_producer(cfg, ops, pdl, produce) for ops in sets] for pdl in (False, True)],
         repeats=repeats)
     del sets
     return plain, edged
+
+
+def edge_verdict(cfg: ClusterConfig, problem: GemmProblem, device: int, repeats: int,
+                 margin: float) -> tuple[bool, dict]:
+    """Whether ``cfg``'s early edge shortens it by more than ``margin`` after every one of
+    PRODUCERS, and {producer: (plain, edged)}, the timings that say so."""
+    timed = {produce: edge_timings(cfg, problem, device, repeats, produce)
+             for produce in PRODUCERS}
+    return all(edged.us < plain.us * (1 - margin) for plain, edged in timed.values()), timed
 
 
 # --------------------------------------------------------------------------------------------

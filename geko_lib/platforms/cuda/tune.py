@@ -452,15 +452,17 @@ class Measurer:
         return [out[c] for c in configs]
 
     def edge_pays(self, cfg, problem: GemmProblem) -> bool:
-        """Whether ``cfg``'s early edge shortens it after a short kernel that writes its
-        activations, by more than EDGE_MARGIN (``cluster_gemm.edge_timings``)."""
+        """Whether ``cfg``'s early edge shortens it by more than EDGE_MARGIN after each short
+        kernel a decode GEMM follows (``cluster_gemm.edge_verdict``)."""
         from . import cluster_gemm
 
-        plain, edged = cluster_gemm.edge_timings(cfg, problem, self.device, self.repeats)
-        pays = edged.us < plain.us * (1 - EDGE_MARGIN)
-        log.info("%s: %s on %s after a short kernel: %.2f us plain, %.2f us with the early "
-                 "edge: edge %s", self.tuning.name, cfg.name, problem.name, plain.us,
-                 edged.us, "on" if pays else "off")
+        pays, timed = cluster_gemm.edge_verdict(cfg, problem, self.device, self.repeats,
+                                                EDGE_MARGIN)
+        for produce, (plain, edged) in timed.items():
+            log.info("%s: %s on %s after %s: %.2f us plain, %.2f us with the early edge",
+                     self.tuning.name, cfg.name, problem.name, produce, plain.us, edged.us)
+        log.info("%s: %s on %s: early edge %s", self.tuning.name, cfg.name, problem.name,
+                 "on" if pays else "off")
         return pays
 
     def __call__(self, configs: list, problems: list) -> np.ndarray:
