@@ -59,6 +59,11 @@ def test_cublaslt_default_and_enumerated_configs_compute_the_product(trans_a, tr
         assert len(set(configs)) == len(configs) == 12
         rebuilt = lt.checked(cublaslt.AlgoConfig.from_params(configs[3].to_params()))
         assert cublaslt.config_of(rebuilt) == configs[3]
+        # the heuristic's picks as a search times them: rebuilt from their configurations
+        ranked = lt.heuristic(8)
+        for (cfg, built), (same, _) in zip(lt.rebuilt(ranked), ranked):
+            assert cfg == same and cublaslt.config_of(built) == cfg
+            assert timing.checked_error(lt.call(built, ops, workspace), ops) < 1e-2, cfg.name
 
 
 def test_time_calls_is_stable_and_uses_a_graph():

@@ -277,10 +277,17 @@ class FakeLt:
         self.names = names
 
     def heuristic(self, count):
-        return [(FakeCfg(n), n) for n in self.names[:count]]
+        # the heuristic's own structs: a search that timed one would look up no script
+        return [(FakeCfg(n), ("heuristic's struct", n)) for n in self.names[:count]]
 
     def enumerate(self):
         return iter(())
+
+    @staticmethod
+    def rebuilt(ranked):
+        # the struct built from the configuration, as a library runs it; AlgoCheck refuses
+        # a configuration named *_gone
+        return [(cfg, cfg.name) for cfg, _ in ranked if not cfg.name.endswith("_gone")]
 
     @staticmethod
     def call(algo, ops, workspace):
@@ -325,6 +332,18 @@ def test_search_near_ties_are_retimed_and_won_by_the_lowest_solution_index(monke
         gpu.rounds[1:] == [[a, b]] * cp.RETIME_ROUNDS
     assert final.loc["lt_z", "eligible"] and final.loc["lt_z", "tie_with"] == ""
     assert final["spread_pct"].notna().all()
+
+
+def test_a_search_times_each_heuristic_pick_as_the_library_would_run_it(monkeypatch):
+    """Each of the heuristic's configurations is timed by the struct built from it, what a
+    library ships and the bench's nvmath_top8 column runs, not by the struct the heuristic
+    returned (issue 39, criterion 4: bench/peer_gap.py times the two side by side). One that
+    AlgoCheck refuses rebuilt cannot ship and is no candidate."""
+    gpu, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], "lt_a": [7.0],
+                                          "lt_b_gone": [5.0], "lt_c": [8.0]})
+    assert "lt_b_gone" not in rows.index
+    assert all("lt_b_gone" not in names for names in gpu.rounds)
+    assert rows.loc["lt_a", "eligible"] and rows.loc["lt_a", "us"] == 7.0
 
 
 def test_search_checks_every_finalist_against_one_reference(monkeypatch):

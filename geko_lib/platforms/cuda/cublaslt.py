@@ -261,6 +261,18 @@ class ProblemDescriptors:
             raise CublasLtError(f"{self.problem.name}: cuBLASLt's heuristic returned nothing")
         return out
 
+    def rebuilt(self, ranked: list) -> list[tuple[AlgoConfig, np.ndarray]]:
+        """``ranked`` (the heuristic's (config, struct) pairs) with each struct replaced by the
+        one built from its configuration, as a library's solution is run (``checked``); those
+        AlgoCheck refuses dropped: a search times what it would ship, and a configuration
+        that cannot be rebuilt cannot ship."""
+        out = []
+        for cfg, _ in ranked:
+            algo = self.build_quietly(cfg)
+            if algo is not None and self.check(algo) is not None:
+                out.append((cfg, algo))
+        return out
+
     def algo_ids(self, count: int = 256) -> tuple[int, ...]:
         return tuple(int(i) for i in lt().matmul_algo_get_ids(
             self.handle, self.compute, self.scale, *self.types, count))

@@ -349,8 +349,9 @@ class CudaPlatform:
         default = self.default_solution(problem, device)
         # the heuristic's own list first (always screened), then cuBLASLt's enumeration while
         # the budget lasts, each configuration once
-        heuristic = list(lt.heuristic(s.heuristic_count))
-        peers = {cfg for cfg, _ in heuristic[:PEER_TOP]}
+        ranked = lt.heuristic(s.heuristic_count)
+        peers = {cfg for cfg, _ in ranked[:PEER_TOP]}
+        heuristic = lt.rebuilt(ranked)
         seen = set()
         screened = []
         start = time.monotonic()
