@@ -7,7 +7,7 @@
 #    bench's columns, in one process;
 # 2. bench/decode_layer.py: the tune's edge rule now asks for a gain after F.rms_norm too
 #    (cluster_gemm.edge_verdict): does tuned_pdl now choose as the layer does?
-# 3. the whole GPU test tier.
+# 3. the GPU test tier (TESTS: the test files, default all).
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
 res=${RES:-bench/out}
@@ -16,5 +16,5 @@ begin_run peer_gap
 timed peer_gap "${GAP_S:-240}" python3 bench/peer_gap.py --out "$res"
 timed decode_layer "${LAYER_S:-120}" python3 bench/decode_layer.py --out "$res"
 timed pytest_gpu "${TESTS_S:-400}" python3 -m pytest -m gpu -n 4 -p no:cacheprovider -q -rfs \
-  -o addopts= tests
+  -o addopts= ${TESTS:-tests}
 echo done >> "$res/walls.txt"

@@ -4,9 +4,12 @@ tuning build and the comparison of one device's libraries.
 A search chunk (:class:`SearchChunk`, :func:`search`) searches its GEMMs on a device whole; where
 that fails with a user-facing error and ``retry`` is on, each GEMM alone. It returns every
 candidate, with the original's columns, and the GEMMs that failed with their bench rows. The
-workflow's search_chunk phase and the API's ``search.run`` write them out, each in its own
+workflow's search_share phase and the API's ``search.run`` write them out, each in its own
 layout; the API's chunks keep their candidates stamped for reuse (``search.reuse``), which the
-job asks before it measures a part.
+job asks before it measures a part. The workflow runs one job per device over its share of
+the chunks (:func:`search_share`, one device context for the phase), each chunk's candidates
+stamped as it finishes: a rerun redoes only the chunks without a current stamp or with failed
+GEMMs.
 
 A tuning job tunes one tuning YAML into ``build_<cfg>/3_LibraryLogic`` on a leased device slot,
 supervised (``jobs.supervise``): a job whose log stops growing for ``stall_timeout`` seconds is
@@ -34,7 +37,7 @@ from; a rerun (after a kill, a GPU fault, or one library's failure) reuses every
 stamps are whole and current and redoes the rest. A library whose step fails with a user error
 gets its failure file (``<lib>_failed.log``) and the others go on.
 
-The workflow's phases (``phases/search_chunk.py``, ``phases/optimize.py``) and the API's
+The workflow's phases (``phases/search_share.py``, ``phases/optimize.py``) and the API's
 ``search.run`` and ``optim.run`` are the doors: each says where a job's files are and how it
 gets its platform and device. tests/test_api_workflow_parity.py runs a failing and a stalling
 tuning job, and a search chunk with a failing GEMM, through both and finds the same files, log
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Callable, ContextManager
 
 import pandas as pd
+import yaml
 
 from . import failures, files, jobs, original_columns, progress as progress_bar
 from .bench.utils import format_benchmark_output
@@ -132,6 +136,72 @@ def search(chunk: SearchChunk, platform, device: int, out_dir: Path, reuse: Reus
     candidates = pd.concat(frames, ignore_index=True) if frames else \
         original_columns.add(pd.DataFrame(columns=list(RESULT_COLUMNS)), platform.lib_source)
     return candidates, failures.with_rows(failed, chunk.rows, gemm_name)
+
+
+@dataclass(frozen=True)
+class ChunkFiles:
+    """Where the workflow keeps one chunk of a device's share: its rows (search/chunks/), its
+    candidates and its failed GEMMs (search/data/), the candidates stamped last."""
+
+    source: Path
+
+    @property
+    def name(self) -> str:
+        return self.source.stem
+
+    @property
+    def data(self) -> Path:
+        return Path(layout.fill(layout.SEARCH_DATA, chunk=self.name))
+
+    @property
+    def failed(self) -> Path:
+        return Path(layout.fill(layout.SEARCH_CHUNK_FAILED, chunk=self.name))
+
+
+def search_share(chunks: list[tuple[SearchChunk, ChunkFiles]], platform, device: int,
+                 expected: Callable[[Path], dict],
+                 written: Callable[[SearchChunk, pd.DataFrame], None]):
+    """Search every chunk of one device's share on ``device`` in this process; a chunk whose
+    candidates are stamped whole, from its current rows, with no failed GEMM, is reused (a
+    rerun after a kill redoes only the chunks without a stamp, after a failure only those with
+    failed GEMMs). ``written`` writes a measured chunk's other files (the original's per-GEMM
+    ones) before its stamp. Returns (every candidate, every failed GEMM with its rows)."""
+    found, failed = [], []
+    for chunk, where in chunks:
+        candidates, gone = _stamped_chunk(where, expected, platform)
+        if candidates is None:
+            with progress_bar.Progress(len(chunk.problems()), f"search {chunk.name}",
+                                       unit="GEMM") as bar:
+                candidates, gone = search(chunk, platform, device, where.data.parent,
+                                          progress=bar.update)
+                bar.finish()
+            written(chunk, candidates)
+            files.write_text(where.failed, yaml.safe_dump(gone, sort_keys=False))
+            files.write_csv(where.data, candidates)
+            inputs = integrity.input_digests([where.source], Path.cwd())
+            for path in (where.failed, where.data):  # the candidates last: the chunk is done
+                integrity.stamp(path, expected(path), inputs, rule="search_share")
+        found.append(candidates)
+        failed.extend(gone)
+    return found, failed
+
+
+def _stamped_chunk(where: ChunkFiles, expected, platform) -> tuple:
+    """(candidates, failed) of a chunk an earlier run of the job finished whole from the same
+    rows with no failed GEMM, else (None, None) with the reason logged."""
+    reason = "not searched"
+    if where.data.is_file():
+        reason = integrity.problem(where.data, expected(where.data), root=Path.cwd(),
+                                   check_inputs=True)
+    if reason is None and where.failed.is_file():
+        gone = yaml.safe_load(where.failed.read_text()) or []
+        if not gone:
+            log.info("%s: reused (stamped)", where.name)
+            return original_columns.add(integrity.read_table(where.data),
+                                        platform.lib_source), []
+        reason = f"{len(gone)} GEMM(s) failed"
+    log.info("%s: searched: %s", where.name, reason or f"{where.failed} missing")
+    return None, None
 
 
 # --- a tuning build ------------------------------------------------------------------------------

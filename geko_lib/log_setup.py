@@ -22,7 +22,7 @@ _SNAKEMAKE_COPY = re.compile(r"^tmp[A-Za-z0-9_]+\.")
 
 
 class _ScriptName(logging.Filter):
-    """``tmpab12cd34.search_chunk`` (Snakemake's copy of a script) -> ``search_chunk``."""
+    """``tmpab12cd34.search_share`` (Snakemake's copy of a script) -> ``search_share``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.module = _SNAKEMAKE_COPY.sub("", record.module)

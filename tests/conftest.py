@@ -193,11 +193,12 @@ def run_phase(monkeypatch):
         def files(value):
             if isinstance(value, list):
                 return [files(each) for each in value]
-            if isinstance(value, rules.Share):  # the libraries of the job's share
+            if isinstance(value, rules.Share):  # the libraries or chunks of the job's share
                 from geko_lib.campaign import layout
 
-                found = (over or {}).get(value.over) or \
-                    layout.Layout(".").share_libs(wildcards["share"])
+                shared = {"lib": layout.Layout(".").share_libs,
+                          "chunk": layout.Layout(".").share_chunks}[value.over]
+                found = (over or {}).get(value.over) or shared(wildcards[value.by])
                 return [rules.fill(value.pattern, {value.over: each}) for each in found]
             if isinstance(value, rules.Gather):
                 found = (over or {}).get(value.over)

@@ -50,7 +50,7 @@ def _stamp(path) -> dict:
 
 def test_search_doors_write_the_same_libraries_failure_files_and_stamps(tmp_path, monkeypatch,
                                                                        run_phase):
-    """search.run and the workflow's search_chunk job, each with a GEMM whose search fails:
+    """search.run and the workflow's search_share job, each with a GEMM whose search fails:
     both run the one chunk body (gpu_jobs.search: whole, then the failed chunk GEMM by GEMM)
     and write the same libraries, failure files and stamps."""
     bodies = []

@@ -1,5 +1,5 @@
 """One engine behind both doors: the Python API's search.run and the workflow's phases
-(search_chunk, winners, run in process through phases.run as Snakemake runs them) give the same
+(search_share, winners, run in process through phases.run as Snakemake runs them) give the same
 winners and the same failure files for the same GEMMs; the rule table is the workflow's."""
 
 import re
@@ -44,7 +44,7 @@ def _workflow(tmp_path, run_phase):
     config = {"platform": "sim", "arch": "gfx950", "devices": [0],
               "lock_dir": str(tmp_path / "locks"), "sim": {"search_crash_on": [CRASH]},
               "search_duration": 0.01}
-    run_phase("search_chunk", workdir, config, wildcards={"chunk": chunk})
+    run_phase("search_share", workdir, config, wildcards={"search_share": "part_0_of_1"})
     run_phase("winners", workdir, config)
     return pd.read_csv(layout.WINNERS), workdir / layout.SEARCH_DIR
 

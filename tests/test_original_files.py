@@ -198,7 +198,7 @@ def test_workflow_optimize_phase_keeps_running_jobs_log(tmp_path, monkeypatch, r
 
 def test_search_processed_csv_from_both_doors(tmp_path, monkeypatch, run_phase):
     """search/processed.csv: the GEMMs searched, GEMM_FIELDS only, from search.run as from the
-    workflow's search_chunk + winners phases (test_one_engine runs both on the same GEMMs); a
+    workflow's search_share + winners phases (test_one_engine runs both on the same GEMMs); a
     GEMM whose search failed is not in it."""
     from geko_lib import search
     from geko_lib.gemm import GEMM_FIELDS, GemmProblem

@@ -128,12 +128,12 @@ def test_rerun_tries_the_failed_gemm_again_until_it_is_retired(finished, tmp_pat
     c, _ = finished
     # the failure persists: a plain rerun searches that chunk once more (a failed run), ...
     again = c.snakemake("final_libs")
-    assert jobs_run(again).get("search_chunk") == 1
+    assert jobs_run(again).get("search_share") == 1
     assert c.path("search", "failed_jobs.log").is_file()
     # ... and, once fixed, the next rerun finds it
     c.config["sim"] = {}
     fixed = c.snakemake("final_libs")
-    assert jobs_run(fixed).get("search_chunk") == 1
+    assert jobs_run(fixed).get("search_share") == 1
     assert not c.path("search", "failed_jobs.log").exists()
     assert CRASH in names(read(c.path("winners.csv")))
 
@@ -150,6 +150,6 @@ def test_no_retry_and_retirement(campaign):
     assert winners | failed == names(read(c.path("gemms.csv")))
     # retire_after 1: the failed chunk is not tried again by a plain rerun (it would work now)
     again = c.snakemake("final_libs")
-    assert "search_chunk" not in jobs_run(again)
+    assert "search_share" not in jobs_run(again)
     counts = json.loads(c.path("search", ".failed_runs.json").read_text())
     assert max(entry["failed_runs"] for entry in counts.values()) == 1

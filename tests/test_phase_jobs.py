@@ -70,9 +70,9 @@ def test_an_in_process_job_logs_only_its_own_lines_and_leaves_the_process_loggin
 
 
 def test_a_job_of_the_table_has_its_log_where_the_table_says_and_a_first_attempt():
-    chunk = Job.for_rule("search_chunk", Paths("c.yaml"), Paths("c.csv"), {},
-                         wildcards=Paths(chunk="gemms_0-2"))
-    assert chunk.log == [layout.job_log("search", "gemms_0-2")]
+    chunk = Job.for_rule("search_share", Paths("c.yaml"), Paths("c.csv"), {},
+                         wildcards=Paths(search_share="part_0_of_1"))
+    assert chunk.log == [layout.job_log("search", "part_0_of_1")]
     assert chunk.resources.attempt == 1 and chunk.threads == 1
     assert (Path(chunk.scriptdir).parent / "Snakefile").is_file()  # the configure phase's
     winners = Job.for_rule("winners", Paths(), Paths(layout.WINNERS), {})

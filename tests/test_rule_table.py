@@ -50,7 +50,7 @@ def test_localrules_come_from_the_table_alone():
     assert re.findall(r"localrules?\b.*", snakefile) == ["localrules(*table.LOCAL_RULES)"]
     # plots and integrate declared themselves local in their .smk files: the table says so now
     assert {"plots", "integrate"} <= set(rules.LOCAL_RULES)
-    assert not {"baseline_part", "search_chunk", "optimize", "bench_tuned"} & set(rules.LOCAL_RULES)
+    assert not {"baseline_part", "search_share", "optimize", "bench_libs"} & set(rules.LOCAL_RULES)
 
 
 @pytest.mark.parametrize("smk, directive, added, said", [
@@ -80,7 +80,7 @@ def test_a_rule_that_differs_from_the_table_fails_when_the_workflow_is_read(
 
 def test_the_phase_lines_are_the_tables():
     assert set(snakemake_output.PHASES) <= set(rules.BY_NAME)
-    assert snakemake_output.PHASES["search_chunk"] == "Search phase"
+    assert snakemake_output.PHASES["search_share"] == "Search phase"
     assert snakemake_output.PHASES["configure"] == "Configuration phase"
     assert snakemake_output.PHASES["optimize"] == "Optimization phase"
     assert snakemake_output.PHASES["exports"] == "Filter phase"

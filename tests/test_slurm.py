@@ -45,7 +45,7 @@ def test_workflow_through_slurm_equals_local_run(campaign, finished_search, tmp_
         "--seconds-between-status-checks", "1", "--slurm-init-seconds-before-status-checks", "1")
     submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+)", proc.stderr)
     gpu_jobs = sum(proc.stderr.count(f"rule {r}:") for r in
-                   ("baseline_part", "search_chunk", "bench_libs", "bench_uncompared"))
+                   ("baseline_part", "search_share", "bench_libs", "bench_uncompared"))
     assert gpu_jobs >= 4 and len(submitted) == gpu_jobs, proc.stderr[-3000:]
     if JOBCOMP.exists():
         assert len(completed_jobs()) - before >= gpu_jobs

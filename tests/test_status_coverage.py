@@ -83,9 +83,10 @@ def test_status_of_a_finished_campaign(finished):
     assert counts["done"] == counts["total"]
     chunks = sorted(p.stem for p in c.path("search", "chunks").glob("*.yaml"))
     assert len(chunks) >= 2
-    assert rule(report, "search_chunk")["done"] == len(chunks) == \
-        len(list(c.path("search", "data").glob("*.csv")))
-    assert sorted(j["name"] for j in jobs_of(report, "search_chunk")) == chunks
+    assert len(list(c.path("search", "data").glob("*.csv"))) == len(chunks)
+    searches = layout.Layout(c.workdir).search_shares(len(c.config["devices"]))
+    assert rule(report, "search_share")["done"] == len(searches) == 2  # one job per device
+    assert sorted(j["name"] for j in jobs_of(report, "search_share")) == searches
     libs = sorted(p.stem for p in c.path("libs").glob("*.yaml"))
     shares = layout.Layout(c.workdir).lib_shares(len(c.config["devices"]))
     assert sorted(j["name"] for j in jobs_of(report, "bench_libs")) == shares
@@ -122,7 +123,7 @@ def test_status_text(finished):
     assert f"geomean {metrics['uplift_kept']['geomean']:.2f}%" in text
     assert f"weighted {metrics['e2e']['e2e_uplift_pct']:.2f}% of GEMM time saved" in text
     assert "none busy" in text
-    assert "search_chunk" in text and "bench_libs" in text
+    assert "search_share" in text and "bench_libs" in text
 
 
 @pytest.mark.slow
@@ -148,13 +149,16 @@ def test_metrics_and_raw_results_carry_the_roofline(finished):
 
 @pytest.mark.slow
 def test_long_jobs_log_progress_lines(finished):
-    for path in finished.path("logs", "search").glob("*.log"):
-        chunk = path.stem
-        rows = yaml.safe_load(finished.path("search", "chunks", f"{chunk}.yaml").read_text())
-        n = len(rows)
+    logs = sorted(finished.path("logs", "search").glob("*.log"))
+    assert logs
+    shares = layout.Layout(finished.workdir)
+    for path in logs:  # a share's job counts each of its chunks' GEMMs
         text = path.read_text()
-        assert f"search {chunk}: 0/{n} (0%) elapsed" in text
-        assert f"search {chunk}: {n}/{n} (100%) elapsed" in text
+        for chunk in shares.share_chunks(path.stem):
+            rows = yaml.safe_load(finished.path("search", "chunks", f"{chunk}.yaml").read_text())
+            n = len(rows)
+            assert f"search {chunk}: 0/{n} (0%) elapsed" in text
+            assert f"search {chunk}: {n}/{n} (100%) elapsed" in text
         assert "\r" not in text
     logs = "".join(p.read_text() for p in finished.path("logs", "bench_libs").glob("*.log"))
     for lib in layout.Layout(finished.workdir).lib_stems():  # each library's check, counted
@@ -177,22 +181,22 @@ def test_status_without_a_config_file_reads_devices_from_the_logs(finished, tmp_
 
 
 @pytest.mark.slow
-def test_status_with_a_deleted_chunk_output(finished, tmp_path):
+def test_status_with_a_deleted_search_output(finished, tmp_path):
     copy = copy_of(finished, tmp_path)
-    data = sorted((copy / "search" / "data").glob("*.csv"))
+    data = sorted((copy / "search" / "parts").glob("part_*.csv"))
     data[0].unlink()
     report = status(copy)
     assert report["state"] == "stopped"
-    chunk = rule(report, "search_chunk")
-    assert chunk["done"] == len(data) - 1 and chunk["pending"] == 1
-    pending = [j["name"] for j in jobs_of(report, "search_chunk") if j["state"] == "pending"]
+    share = rule(report, "search_share")
+    assert share["done"] == len(data) - 1 and share["pending"] == 1
+    pending = [j["name"] for j in jobs_of(report, "search_share") if j["state"] == "pending"]
     assert pending == [data[0].stem]
 
 
 @pytest.mark.slow
 def test_status_with_a_failed_job(finished, tmp_path):
     copy = copy_of(finished, tmp_path)
-    data = sorted((copy / "search" / "data").glob("*.csv"))[-1]
+    data = sorted((copy / "search" / "parts").glob("part_*.csv"))[-1]
     data.unlink()
     log = copy / "logs" / "search" / f"{data.stem}.log"
     log.write_text(log.read_text() + "GEKO:ERROR [geko] sim: injected crash on X\n")
@@ -201,7 +205,7 @@ def test_status_with_a_failed_job(finished, tmp_path):
     failed = [j for j in report["jobs"] if j["state"] == "failed"]
     assert failed[0]["name"] == data.stem and failed[0]["detail"] == "sim: injected crash on X"
     text = geko("status", str(copy)).stdout
-    assert f"failed      search_chunk {data.stem}" in text and "injected crash on X" in text
+    assert f"failed      search_share {data.stem}" in text and "injected crash on X" in text
 
 
 @pytest.mark.slow
@@ -371,14 +375,14 @@ def test_status_of_a_running_then_killed_campaign(campaign):
             report = status(c.workdir)
             running = [j for j in report["jobs"] if j["state"] == "running"]
             ours = [b for b in report["devices"]["busy"] if b["this_campaign"]]
-            if report["state"] == "running" and any(j["rule"] == "search_chunk"
+            if report["state"] == "running" and any(j["rule"] == "search_share"
                                                     for j in running) and ours:
                 seen = report
                 break
             time.sleep(0.3)
-        assert seen is not None, "never saw a search chunk running"
+        assert seen is not None, "never saw a search job running"
         assert seen["snakemake"]["active"] and seen["snakemake"]["processes"]
-        assert any(key.startswith("search/data/") for key in seen["snakemake"]["incomplete"])
+        assert any(key.startswith("search/parts/") for key in seen["snakemake"]["incomplete"])
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

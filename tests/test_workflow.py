@@ -14,6 +14,7 @@ import yaml
 
 from geko_lib import library
 from geko_lib.library import exports
+from geko_lib.campaign import layout
 from geko_lib.gemm import GEMM_FIELDS
 
 from .conftest import SNAKEFILE, final_lib_texts
@@ -166,14 +167,40 @@ def test_resume_reruns_only_what_is_missing(campaign):
     again = c.snakemake("final_libs")
     assert "Nothing to be done" in again.stdout + again.stderr
 
-    chunks = sorted(c.path("search", "data").glob("gemms_*.csv"))
-    assert len(chunks) >= 3
-    chunks[1].unlink()
+    share = sorted(c.path("search", "parts").glob("part_*.csv"))[0]
+    share.unlink()
     rerun = c.snakemake("final_libs")
     ran = jobs_run(rerun)
-    # only the missing chunk is searched again; what consumes its (re-measured) results follows
-    assert ran.get("search_chunk") == 1, ran
+    # only the missing output's job runs again, from its chunks' stamped candidates; what
+    # consumes it follows
+    assert ran.get("search_share") == 1, ran
     assert not {"ingest", "baseline", "summarize", "search_configure"} & set(ran), ran
+    log = c.path("logs", "search", f"{share.stem}.log").read_text()
+    assert "searched: " not in log and "reused (stamped)" in log
+    assert final_lib_texts(c) == before
+
+
+def test_a_killed_search_job_resumes_from_its_stamped_chunks(campaign):
+    """One search job per device over its share of the chunks: a job killed after some of
+    its chunks finished (their candidates stamped, the share's table not yet written) is run
+    again by a plain rerun, which searches only the chunks without a current stamp; a chunk
+    whose stamped rows changed is searched again too."""
+    c = campaign(keep_thr=0.0, search_chunk_size=2)
+    c.snakemake("final_libs")
+    before = final_lib_texts(c)
+    shares = sorted(c.path("search", "parts").glob("part_*.csv"))
+    assert len(shares) == len(c.config["devices"]) == 2  # one job per device
+    share = shares[0]
+    chunks = layout.Layout(c.workdir).share_chunks(share.stem)
+    assert len(chunks) >= 2
+    share.unlink()  # as a kill leaves it: the share's table never written
+    c.path("search", "data", f"{chunks[1]}.csv").unlink()  # nor its second chunk's candidates
+    rerun = c.snakemake("final_libs")
+    assert jobs_run(rerun).get("search_share") == 1
+    log = c.path("logs", "search", f"{share.stem}.log").read_text()
+    assert re.findall(r"(gemms_[\d-]+): searched: ", log) == [chunks[1]], log
+    assert re.findall(r"(gemms_[\d-]+): reused \(stamped\)", log) == \
+        [chunk for chunk in chunks if chunk != chunks[1]]
     assert final_lib_texts(c) == before
 
 
@@ -245,9 +272,18 @@ def test_crashed_gemm_is_skipped_and_a_rerun_finishes_it(campaign):
     assert c.path("final_libs").is_dir() and (4096, 4096, 1, 4096) not in shipped
     assert_no_partial_files(c.workdir)
 
+    failed = [p.name.split(".")[0] for p in c.path("search", "data").glob("*.failed.yaml")
+              if yaml.safe_load(p.read_text())]
+    shares = layout.Layout(c.workdir)
+    (share,) = [s for s in shares.search_shares(2) if failed[0] in shares.share_chunks(s)]
+
     c.config["sim"] = {}
     rerun = c.snakemake("final_libs")
-    assert jobs_run(rerun).get("search_chunk") == 1
+    assert jobs_run(rerun).get("search_share") == 1  # the share with the failed GEMM
+    log = c.path("logs", "search", f"{share}.log").read_text()
+    # of its chunks only the one that had the failed GEMM is searched again
+    assert re.findall(r"(gemms_[\d-]+): searched: 1 GEMM\(s\) failed", log) == failed, log
+    assert len(re.findall(r"gemms_[\d-]+: searched: ", log)) == 1, log
     assert c.path("final_libs").is_dir() and not c.path("search", "failed_jobs.log").exists()
 
 

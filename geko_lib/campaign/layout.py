@@ -44,6 +44,11 @@ SEARCH_CHUNKS = "search/chunks"
 SEARCH_CHUNK = "search/chunks/{chunk}.yaml"
 SEARCH_DATA = "search/data/{chunk}.csv"
 SEARCH_CHUNK_FAILED = "search/data/{chunk}.failed.yaml"  # GEMMs of the chunk that failed
+# one device's share of the chunks (dealt as the baseline deals GEMMs): its chunks' candidates
+# and failed GEMMs in one table each, what the winners read; each chunk's own files above are
+# stamped as the share's job finishes it, the units a rerun resumes from
+SEARCH_SHARE = "search/parts/{search_share}.csv"
+SEARCH_SHARE_FAILED = "search/parts/{search_share}.failed.yaml"
 SEARCH_GEMM = "search/{gemm}"  # + .yaml (its bench rows) / .out (every candidate's result)
 SEARCH_FAILED = "search/failed_jobs.log"
 SEARCH_PROCESSED = "search/processed.csv"  # the GEMMs searched (search.write_processed)
@@ -179,6 +184,19 @@ class Layout:
     def search_chunks(self) -> list[str]:
         chunk_dir = self.root / SEARCH_CHUNKS
         return sorted(p.stem for p in chunk_dir.glob(CHUNK_GLOB)) if chunk_dir.is_dir() else []
+
+    def search_shares(self, n_devices: int) -> list[str]:
+        """The search's jobs: one per device over its share of the chunks, no more than there
+        are chunks (``part_<i>_of_<n>``, as the baseline's parts); none before the chunks."""
+        from ..bench_formats.summary import part_names
+
+        return part_names(len(self.search_chunks()), n_devices)
+
+    def share_chunks(self, share: str) -> list[str]:
+        """The chunks of ``share``: every n-th of search/chunks/ starting at i."""
+        from ..bench_formats.summary import part_problems
+
+        return part_problems(self.search_chunks(), share)
 
     def tuning_configs(self) -> list[str]:
         """The configs the configure checkpoint wrote (its manifest), in the original's order;

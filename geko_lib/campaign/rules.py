@@ -38,11 +38,13 @@ class Gather:
 
 @dataclass(frozen=True)
 class Share:
-    """The ``pattern`` of every value of the fan-out over ``over`` (``lib``) that the job's share
-    holds (its ``share`` wildcard, ``part_<i>_of_<n>``: Layout.share_libs), once the checkpoint
-    that fans out ran: a job over one device's share of the libraries."""
+    """The ``pattern`` of every value of the fan-out over ``over`` (``lib``, ``chunk``) that the
+    job's share holds (its wildcard ``by``, ``part_<i>_of_<n>``: Layout.share_libs,
+    Layout.share_chunks), once the checkpoint that fans out ran: a job over one device's share
+    of the libraries or of the search's chunks."""
     pattern: str
     over: str
+    by: str = "share"
 
 
 @dataclass(frozen=True)
@@ -195,17 +197,21 @@ RULES = (
          outputs={"chunks": Directory(L.SEARCH_CHUNKS)},
          params={"chunk_size": "search_chunk_size", "duration": "search_duration",
                  "rotating_mb": "rotating_mb"}),
-    Rule("search_chunk", ("search_chunk",), False, over="chunk", mode="search", log="search",
-         gpu="gpu", stage="Search phase",
-         inputs={"chunk": L.SEARCH_CHUNK},
-         outputs={"data": L.SEARCH_DATA, "failed": L.SEARCH_CHUNK_FAILED},
+    # one job per device over that device's share of the chunks, in one process (one device
+    # context for the phase); each chunk's files are stamped as it finishes, so a rerun redoes
+    # only the chunks without a current stamp or with failed GEMMs (gpu_jobs.search_share)
+    Rule("search_share", ("search_share",), False, over="search_share", mode="search",
+         log="search", gpu="gpu", stage="Search phase",
+         inputs={"chunks": Share(L.SEARCH_CHUNK, "chunk", by="search_share")},
+         outputs={"data": L.SEARCH_SHARE, "failed": L.SEARCH_SHARE_FAILED},
          params={"failed_runs": RerunToken(L.SEARCH_DIR)},
-         # per GEMM its bench rows and candidates' results (the original's), the failure counts
-         side_files=(L.SEARCH_GEMM + ".yaml", L.SEARCH_GEMM + ".out",
-                     f"{L.SEARCH_DIR}/{failures.COUNTS_FILE}")),
+         # per chunk its candidates and failed GEMMs; per GEMM its bench rows and candidates'
+         # results (the original's); the failure counts
+         side_files=(L.SEARCH_DATA, L.SEARCH_CHUNK_FAILED, L.SEARCH_GEMM + ".yaml",
+                     L.SEARCH_GEMM + ".out", f"{L.SEARCH_DIR}/{failures.COUNTS_FILE}")),
     Rule("winners", ("winners",), True, mode="search", stage="Search phase",
-         inputs={"data": Gather(L.SEARCH_DATA, "chunk"),
-                 "failed": Gather(L.SEARCH_CHUNK_FAILED, "chunk")},
+         inputs={"data": Gather(L.SEARCH_SHARE, "search_share"),
+                 "failed": Gather(L.SEARCH_SHARE_FAILED, "search_share")},
          outputs={"winners": L.WINNERS, "processed": L.SEARCH_PROCESSED},
          # the GEMMs whose search failed, as the original lists them, and their rows
          side_files=(L.SEARCH_FAILED, f"{L.SEARCH_DIR}/{failures.FAILED_GEMMS}")),
@@ -355,8 +361,10 @@ def _resolve(item, config: dict, given: dict):
         return given[item.name]
     if isinstance(item, Directory):
         return Directory(fill(item.pattern, given))
-    if isinstance(item, (Gather, Share)):
-        return type(item)(fill(item.pattern, given), item.over)
+    if isinstance(item, Gather):
+        return Gather(fill(item.pattern, given), item.over)
+    if isinstance(item, Share):
+        return Share(fill(item.pattern, given), item.over, item.by)
     if isinstance(item, list):
         return [_resolve(each, config, given) for each in item]
     return fill(item, given)

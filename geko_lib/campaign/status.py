@@ -191,7 +191,8 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     layout = L.Layout(workdir)
     values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
               "lib": layout.lib_stems, "rest": layout.uncompared,
-              "share": lambda: _lib_shares(workdir, config)}
+              "share": lambda: _lib_shares(workdir, config),
+              "search_share": lambda: _search_shares(workdir, config)}
 
     def add(rule, output, name=None):
         log = table.rule_log(rule, name)
@@ -228,6 +229,13 @@ def _lib_shares(workdir: Path, config: dict) -> list[str]:
     had, as for the baseline's parts)."""
     made = _parts_logged(workdir, "bench_libs")
     return sorted(made) or L.Layout(workdir).lib_shares(_device_count(config))
+
+
+def _search_shares(workdir: Path, config: dict) -> list[str]:
+    """The search's shares: those the run made (logs), else those the chunks deal over the
+    configured devices."""
+    made = _parts_logged(workdir, "search_share")
+    return sorted(made) or L.Layout(workdir).search_shares(_device_count(config))
 
 
 def _parts_logged(workdir: Path, rule: str) -> set[str]:

@@ -1,5 +1,5 @@
-"""search/data/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
-search failed (search/data/*.failed.yaml) -> search/failed_jobs.log and
+"""search/parts/*.csv -> winners.csv: the fastest candidate of every GEMM; the GEMMs whose
+search failed (search/parts/*.failed.yaml) -> search/failed_jobs.log and
 search/failed_gemms.yaml (failures.write_failure_files, as search.run writes them), skipped;
 the GEMMs searched -> search/processed.csv (search.write_processed, as search.run)."""
 from pathlib import Path

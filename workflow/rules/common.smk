@@ -98,6 +98,7 @@ wildcard_constraints:
     part=r"part_\d+_of_\d+",
     rest=layout.UNCOMPARED,
     share=r"part_\d+_of_\d+",
+    search_share=r"part_\d+_of_\d+",
 
 
 def search_chunks():
@@ -105,8 +106,20 @@ def search_chunks():
     return layout.Layout(".").search_chunks()  # jobs run in the workdir
 
 
-def search_chunk_outputs(wildcards):
-    return expand(layout.SEARCH_DATA, chunk=search_chunks())
+def search_shares():
+    """The search's jobs: one per device over its share of the chunks, no more jobs than
+    chunks (geko_lib.gpu_jobs.search_chunks)."""
+    checkpoints.search_configure.get()
+    return layout.Layout(".").search_shares(len(config["devices"]))
+
+
+def share_chunks(share):
+    checkpoints.search_configure.get()
+    return layout.Layout(".").share_chunks(share)
+
+
+def search_share_outputs(wildcards):
+    return expand(layout.SEARCH_SHARE, search_share=search_shares())
 
 
 def tuning_configs():
@@ -120,7 +133,7 @@ def optimize_outputs(wildcards):
 
 def phase_jobs(wildcards):
     """Every GPU job of the phase, so a deleted output is redone by a plain rerun."""
-    return search_chunk_outputs(wildcards) if MODE == "search" else optimize_outputs(wildcards)
+    return search_share_outputs(wildcards) if MODE == "search" else optimize_outputs(wildcards)
 
 
 def library_stems():
@@ -170,7 +183,10 @@ GIVEN = {
 
 # the values each fan-out gathers over, once its checkpoint ran
 FANNED = {"part": baseline_parts, "chunk": search_chunks, "cfg": tuning_configs,
-          "lib": library_stems, "rest": uncompared, "share": lib_shares}
+          "lib": library_stems, "rest": uncompared, "share": lib_shares,
+          "search_share": search_shares}
+# the values of a fan-out that one share's job holds, by what the share is of
+SHARED = {"lib": share_libs, "chunk": share_chunks}
 
 
 def _directive(value):
@@ -179,9 +195,10 @@ def _directive(value):
     if isinstance(value, table.Gather):
         values = FANNED[value.over]
         return lambda wildcards: expand(value.pattern, **{value.over: values()})
-    if isinstance(value, table.Share):  # the libraries of the job's share
+    if isinstance(value, table.Share):  # the libraries or chunks of the job's share
+        members = SHARED[value.over]
         return lambda wildcards: expand(value.pattern,
-                                        **{value.over: share_libs(wildcards.share)})
+                                        **{value.over: members(getattr(wildcards, value.by))})
     if isinstance(value, table.Directory):
         return directory(value.pattern)
     return value

@@ -1,5 +1,7 @@
-# gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/data/*.csv -> winners.csv
-# (each chunk job also writes search/<GEMM>.yaml/.out; failed GEMMs: search/failed_jobs.log)
+# gemms.csv -> search/chunks/*.yaml (checkpoint) -> search/parts/<share>.csv (one job per
+# device over its share of the chunks, each chunk's search/data/<chunk>.csv stamped as it
+# finishes) -> winners.csv (each job also writes search/<GEMM>.yaml/.out; failed GEMMs:
+# search/failed_jobs.log)
 # (files, params and resources: geko_lib.campaign.rules)
 
 
@@ -16,19 +18,19 @@ checkpoint search_configure:
         in_process("search_configure", input, output, params, wildcards, threads, resources, log)
 
 
-rule search_chunk:
+rule search_share:
     input:
-        **rule_input("search_chunk"),
+        **rule_input("search_share"),
     output:
-        **rule_output("search_chunk"),
+        **rule_output("search_share"),
     params:
-        **rule_params("search_chunk"),
+        **rule_params("search_share"),
     resources:
-        **rule_resources("search_chunk"),
+        **rule_resources("search_share"),
     log:
-        rule_log("search_chunk"),
+        rule_log("search_share"),
     script:
-        rule_script("search_chunk")
+        rule_script("search_share")
 
 
 rule winners:
