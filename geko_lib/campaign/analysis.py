@@ -445,6 +445,35 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
     roofline at their reference time, as they ship."""
     valid = raw[raw["valid"]]
     kept = raw[raw["kept"]]
+    counts = _counts(raw, valid, kept, n_workload)
+    winners = kept["kernel_tuned"]
+    out = {
+        "platform": platform,
+        "config": {"up_thr": up_thr, "error_thr": err_thr,
+                   "verify": bool(raw["verified"].any())},
+        "counts": counts,
+        "uplift_all_attempted": _stats(valid["ratio"]),
+        "uplift_kept": _stats(kept["ratio"]),
+        "diversity": {
+            "n_unique_winning_kernels": int(winners.nunique()),
+            "unique_winners_per_gemm": float(winners.nunique() / len(kept)) if len(kept) else None,
+            "pct_kernel_changed_in_attempted": 100.0 * float(raw["kernel_changed"].mean())
+            if len(raw) else None,
+        },
+        "e2e": _e2e(raw, kept, counts["n_failed"], n_untimed),
+        "per_dtype_layout": _per_type(valid),
+        "per_category": _categories(raw, raw["pct_of_total"].fillna(0.0)
+                                    if "pct_of_total" in raw else None),
+    }
+    if ceilings:
+        out["roofline"] = roofline_metrics(raw, ceilings, failed)
+    return _finite(out)
+
+
+def _counts(raw: pd.DataFrame, valid: pd.DataFrame, kept: pd.DataFrame,
+            n_workload: int | None) -> dict:
+    """metrics.json's ``counts``: attempted, valid, improved, regressed, kept, failed, and the
+    improved and regressed GEMMs by the size of their change."""
     improved = valid["ratio"] > 1.0
     regressed = valid["ratio"] < 1.0
     uplift = (valid["ratio"] - 1.0) * 100.0
@@ -464,21 +493,30 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
     }
     if bool(raw["verified"].any()):
         counts["n_invalid"] = int((~raw["valid"]).sum())
-    e2e = {}
-    if "pct_of_total" in raw:
-        pct = raw["pct_of_total"].fillna(0.0)
-        top = pct.sort_values(ascending=False)
-        n_top = max(1, math.ceil(0.1 * len(top)))
-        e2e = {
-            "e2e_uplift_pct": float(kept["weighted_uplift_contribution_pct"].sum()),
-            "coverage_pct": float(kept["pct_of_total"].sum()),
-            "e2e_us_saved_per_iter": float(kept["weighted_us_saved"].sum()),
-            "top10pct_contribution_share": float(top.iloc[:n_top].sum()),
-            # failed GEMMs that no timing covers: the shares leave their time out, and say so
-            "n_untimed": min(int(n_untimed), counts["n_failed"]) if n_untimed is not None else
-            counts["n_failed"] if counts["n_failed"] and
-            math.isclose(float(pct.sum()), 100.0, abs_tol=1e-6) else 0,
-        }
+    return counts
+
+
+def _e2e(raw: pd.DataFrame, kept: pd.DataFrame, n_failed: int, n_untimed: int | None) -> dict:
+    """metrics.json's ``e2e``: what the kept kernels save of the workload's GEMM time (none
+    without the GEMMs' shares of it)."""
+    if "pct_of_total" not in raw:
+        return {}
+    pct = raw["pct_of_total"].fillna(0.0)
+    top = pct.sort_values(ascending=False)
+    n_top = max(1, math.ceil(0.1 * len(top)))
+    return {
+        "e2e_uplift_pct": float(kept["weighted_uplift_contribution_pct"].sum()),
+        "coverage_pct": float(kept["pct_of_total"].sum()),
+        "e2e_us_saved_per_iter": float(kept["weighted_us_saved"].sum()),
+        "top10pct_contribution_share": float(top.iloc[:n_top].sum()),
+        # failed GEMMs that no timing covers: the shares leave their time out, and say so
+        "n_untimed": min(int(n_untimed), n_failed) if n_untimed is not None else
+        n_failed if n_failed and math.isclose(float(pct.sum()), 100.0, abs_tol=1e-6) else 0,
+    }
+
+
+def _per_type(valid: pd.DataFrame) -> dict:
+    """metrics.json's ``per_dtype_layout``: the valid GEMMs' uplift by data type and layout."""
     per_type = {}
     for (a_type, ta, tb), group in valid.groupby(["a_type", "transA", "transB"]):
         stats = _stats(group["ratio"])
@@ -486,28 +524,7 @@ def metrics(raw: pd.DataFrame, up_thr: float, err_thr: float, platform: dict,
         entry["mean"] = stats["mean"]
         entry["n_kept"] = int(group["kept"].sum())
         per_type[f"{a_type}_{ta}{tb}"] = entry
-    winners = kept["kernel_tuned"]
-    out = {
-        "platform": platform,
-        "config": {"up_thr": up_thr, "error_thr": err_thr,
-                   "verify": bool(raw["verified"].any())},
-        "counts": counts,
-        "uplift_all_attempted": _stats(valid["ratio"]),
-        "uplift_kept": _stats(kept["ratio"]),
-        "diversity": {
-            "n_unique_winning_kernels": int(winners.nunique()),
-            "unique_winners_per_gemm": float(winners.nunique() / len(kept)) if len(kept) else None,
-            "pct_kernel_changed_in_attempted": 100.0 * float(raw["kernel_changed"].mean())
-            if len(raw) else None,
-        },
-        "e2e": e2e,
-        "per_dtype_layout": per_type,
-        "per_category": _categories(raw, raw["pct_of_total"].fillna(0.0)
-                                    if "pct_of_total" in raw else None),
-    }
-    if ceilings:
-        out["roofline"] = roofline_metrics(raw, ceilings, failed)
-    return _finite(out)
+    return per_type
 
 
 def _pct(value) -> str:

@@ -380,67 +380,16 @@ def collect(workdir, config_path=None) -> dict:
         outputs_to_redo(workdir, config, source, jobs)
     refused = None if active else rerun_refusal(workdir, config, source)
     redone = {r["output"] for r in redo["damaged"] + redo["follows"]}
-    details = job_details(workdir, config)
-    rules = {}
-    for job in jobs:
-        entry = rules.setdefault(job["rule"], {"rule": job["rule"]} | {
-            s: 0 for s in ("done", "running", "interrupted", "failed", "pending")} | {"total": 0})
-        entry[job["state"]] += 1
-        entry["total"] += 1
-    for rule, entry in rules.items():
-        if rule in details:
-            entry["detail"] = details[rule]
-    if "optimize" in rules:
-        states: dict[str, int] = {}
-        for job in jobs:
-            if job["rule"] == "optimize":
-                states[job["build_state"]] = states.get(job["build_state"], 0) + 1
-        detail = "build dirs: " + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
-        failed = L.Layout(workdir).failed_jobs("tune")
-        if failed:
-            detail += f"; failed_jobs.log: {' '.join(failed)}"
-        rules["optimize"]["detail"] = detail
+    rules = rule_counts(workdir, config, jobs)
     counts = _count(jobs)
     mode = config.get("mode", "search")
-    finished = (workdir / L.FINAL_LIBS).is_dir() and (workdir / L.METRICS).is_file()
-    any_output = any(j["state"] != "pending" for j in jobs)
     if active:
         state = "running"
         detail = (f"{len(processes)} snakemake process(es) in the workdir" if processes
                   else "a geko command holds the workdir" if command_running(workdir)
                   else "a snakemake lock is present (no process list on this system)")
-    elif refused:
-        state, detail = "refused", f"a plain rerun is refused: {refused}"
-    elif redo["damaged"]:
-        first = redo["damaged"][0]
-        state = "damaged"
-        detail = (f"{len(redo['damaged'])} output(s) damaged or stale ({first['output']}: "
-                  f"{first['reason']}); a plain rerun recomputes them"
-                  + (f" and the {len(redo['follows'])} made from them" if redo["follows"]
-                     else ""))
-    elif finished and not (counts["failed"] or counts["pending"] or counts["interrupted"]):
-        state, detail = "finished", "final_libs/ and results/metrics.json written"
-    elif counts["failed"]:
-        state = "failed"
-        detail = f"{counts['failed']} job(s) failed; rerun to retry them"
-    elif not any_output:
-        state, detail = "not started", "no outputs yet"
     else:
-        state = "stopped"
-        if mode == "tune" and rules.get("configure", {}).get("done") and not any(
-                j["rule"] == "optimize" and j["state"] != "pending" for j in jobs):
-            detail = ("after configure: review optimizations/*.yaml, then run again without "
-                      "--until to tune")
-        elif (workdir / L.SUMMARY).is_file() and not (workdir / L.SEARCH_DIR).exists() and \
-                not (workdir / L.TUNING_DIR).exists():
-            detail = "after the bench phase (summary.csv)"
-        elif counts["interrupted"]:
-            detail = (f"{counts['interrupted']} job(s) interrupted; a plain rerun (the same "
-                      "command) resumes them")
-        else:
-            detail = "incomplete; a rerun continues from the outputs present"
-        if finished:
-            detail = "final_libs/ written; " + detail
+        state, detail = idle_state(workdir, mode, jobs, rules, counts, redo, refused)
     if locks and not active:
         detail += ("; a snakemake lock is left in .snakemake/locks by a killed run: a plain "
                    "rerun (geko, or the same snakemake command) clears it and resumes")
@@ -462,6 +411,66 @@ def collect(workdir, config_path=None) -> dict:
                    if L.METRICS in redone else uplift(workdir, config)),
         "devices": device_status(workdir, config),
     }
+
+
+def rule_counts(workdir: Path, config: dict, jobs: list[dict]) -> dict:
+    """Per rule: its jobs by state, their total, and what the rule's outputs tell besides (the
+    tuning jobs' build dirs and failed_jobs.log)."""
+    details = job_details(workdir, config)
+    rules = {}
+    for job in jobs:
+        entry = rules.setdefault(job["rule"], {"rule": job["rule"]} | {
+            s: 0 for s in ("done", "running", "interrupted", "failed", "pending")} | {"total": 0})
+        entry[job["state"]] += 1
+        entry["total"] += 1
+    for rule, entry in rules.items():
+        if rule in details:
+            entry["detail"] = details[rule]
+    if "optimize" in rules:
+        states: dict[str, int] = {}
+        for job in jobs:
+            if job["rule"] == "optimize":
+                states[job["build_state"]] = states.get(job["build_state"], 0) + 1
+        detail = "build dirs: " + ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+        failed = L.Layout(workdir).failed_jobs("tune")
+        if failed:
+            detail += f"; failed_jobs.log: {' '.join(failed)}"
+        rules["optimize"]["detail"] = detail
+    return rules
+
+
+def idle_state(workdir: Path, mode: str, jobs: list[dict], rules: dict, counts: dict,
+               redo: dict, refused: str | None) -> tuple[str, str]:
+    """(state, detail) of a campaign nothing runs in: refused, damaged, finished, failed, not
+    started or stopped, and what a rerun would do."""
+    finished = (workdir / L.FINAL_LIBS).is_dir() and (workdir / L.METRICS).is_file()
+    if refused:
+        return "refused", f"a plain rerun is refused: {refused}"
+    if redo["damaged"]:
+        first = redo["damaged"][0]
+        return "damaged", (f"{len(redo['damaged'])} output(s) damaged or stale "
+                           f"({first['output']}: {first['reason']}); a plain rerun recomputes "
+                           "them" + (f" and the {len(redo['follows'])} made from them"
+                                     if redo["follows"] else ""))
+    if finished and not (counts["failed"] or counts["pending"] or counts["interrupted"]):
+        return "finished", "final_libs/ and results/metrics.json written"
+    if counts["failed"]:
+        return "failed", f"{counts['failed']} job(s) failed; rerun to retry them"
+    if not any(j["state"] != "pending" for j in jobs):
+        return "not started", "no outputs yet"
+    if mode == "tune" and rules.get("configure", {}).get("done") and not any(
+            j["rule"] == "optimize" and j["state"] != "pending" for j in jobs):
+        detail = ("after configure: review optimizations/*.yaml, then run again without "
+                  "--until to tune")
+    elif (workdir / L.SUMMARY).is_file() and not (workdir / L.SEARCH_DIR).exists() and \
+            not (workdir / L.TUNING_DIR).exists():
+        detail = "after the bench phase (summary.csv)"
+    elif counts["interrupted"]:
+        detail = (f"{counts['interrupted']} job(s) interrupted; a plain rerun (the same "
+                  "command) resumes them")
+    else:
+        detail = "incomplete; a rerun continues from the outputs present"
+    return "stopped", ("final_libs/ written; " + detail) if finished else detail
 
 
 def _num(value, digits=2, suffix="%") -> str:
