@@ -207,8 +207,6 @@ def uplift_bars(raw_df: pd.DataFrame, up_thr: float, path, *,
     """Uplift of the tuned kernel per GEMM (%), largest first: kept, rejected (slower than up_thr or
     the same kernel) and invalid (failed verification, hatched and marked x) in their colours, with
     the up_thr line."""
-    from matplotlib.patches import Patch
-
     note = prediction_note(platform, raw_df)
     frame = raw_df.assign(_status=gemm_status(raw_df),
                           _uplift=pd.to_numeric(raw_df.get("uplift_pct"), errors="coerce"))
@@ -228,44 +226,55 @@ def uplift_bars(raw_df: pd.DataFrame, up_thr: float, path, *,
     if not labels:
         _empty(ax, "no GEMMs in raw_results.csv")
     else:
-        x = np.arange(len(labels))
-        heights = [0.0 if math.isnan(u) else u for u in uplift]
-        bars = ax.bar(x, heights, color=[COLOURS[s] for s in status], edgecolor="#333333",
-                      linewidth=0.4)
-        span = max([abs(h) for h in heights] + [abs(threshold), 1.0])
-        for bar, s, u in zip(bars, status, uplift):
-            if s == INVALID:
-                bar.set_hatch("///")
-                ax.plot(bar.get_x() + bar.get_width() / 2, max(bar.get_height(), 0) + 0.03 * span,
-                        marker="x", color=COLOURS[INVALID], markersize=7, mew=2)
-            if math.isnan(u):
-                ax.text(bar.get_x() + bar.get_width() / 2, 0.02 * span, "n/a", ha="center",
-                        va="bottom", fontsize=7, rotation=90)
-        unchanged = [i for i, flag in enumerate(same) if flag]
-        if unchanged:
-            ax.plot(unchanged, [0.0] * len(unchanged), linestyle="none", marker="o",
-                    markersize=5, markerfacecolor="white", markeredgecolor="#616161")
-        ax.axhline(threshold, color="#000000", linestyle="--", linewidth=1.2)
-        ax.axhline(0.0, color="#333333", linewidth=0.6)
-        ax.set_ylim(min(heights + [0.0]) - 0.06 * span,
-                    max(heights + [threshold, 0.0]) + 0.1 * span)
-        _tick_labels(ax, labels, "GEMM (type M x N x K), by uplift")
-        ax.set_ylabel("uplift of tuned over reference (%)")
-        ax.grid(axis="y", alpha=0.3)
-        handles = [Patch(facecolor=COLOURS[KEPT], label=f"kept ({counts[KEPT]})"),
-                   Patch(facecolor=COLOURS[REJECTED], label=f"rejected ({counts[REJECTED]})"),
-                   Patch(facecolor=COLOURS[INVALID], hatch="///",
-                         label=f"invalid: failed verification ({counts[INVALID]})"),
-                   _line_handle(f"up_thr {up_thr:g} ({threshold:+.1f} %)")]
-        if unchanged:
-            handles.append(_line_handle(f"same kernel as reference ({len(unchanged)})",
-                                        linestyle="none", marker="o", markerfacecolor="white",
-                                        markeredgecolor="#616161", color="#616161"))
-        ax.legend(handles=handles, loc="upper right")
+        _draw_uplift_bars(ax, labels, uplift, status, same, up_thr)
     ax.set_title(title, fontsize=11)
     _save(fig, path, title, note)
     return {"labels": labels, "uplift_pct": uplift, "status": status, "same_kernel": same,
             "threshold_pct": threshold, "counts": counts, "title": title, "note": note}
+
+
+def _draw_uplift_bars(ax, labels: list, uplift: list, status: list, same: list,
+                      up_thr: float) -> None:
+    """uplift_bars' bars (invalid ones hatched and marked x, n/a where no uplift), the
+    same-kernel markers, the up_thr line and the legend."""
+    from matplotlib.patches import Patch
+
+    threshold = (float(up_thr) - 1.0) * 100.0
+    counts = {s: status.count(s) for s in (KEPT, REJECTED, INVALID)}
+    x = np.arange(len(labels))
+    heights = [0.0 if math.isnan(u) else u for u in uplift]
+    bars = ax.bar(x, heights, color=[COLOURS[s] for s in status], edgecolor="#333333",
+                  linewidth=0.4)
+    span = max([abs(h) for h in heights] + [abs(threshold), 1.0])
+    for bar, s, u in zip(bars, status, uplift):
+        if s == INVALID:
+            bar.set_hatch("///")
+            ax.plot(bar.get_x() + bar.get_width() / 2, max(bar.get_height(), 0) + 0.03 * span,
+                    marker="x", color=COLOURS[INVALID], markersize=7, mew=2)
+        if math.isnan(u):
+            ax.text(bar.get_x() + bar.get_width() / 2, 0.02 * span, "n/a", ha="center",
+                    va="bottom", fontsize=7, rotation=90)
+    unchanged = [i for i, flag in enumerate(same) if flag]
+    if unchanged:
+        ax.plot(unchanged, [0.0] * len(unchanged), linestyle="none", marker="o",
+                markersize=5, markerfacecolor="white", markeredgecolor="#616161")
+    ax.axhline(threshold, color="#000000", linestyle="--", linewidth=1.2)
+    ax.axhline(0.0, color="#333333", linewidth=0.6)
+    ax.set_ylim(min(heights + [0.0]) - 0.06 * span,
+                max(heights + [threshold, 0.0]) + 0.1 * span)
+    _tick_labels(ax, labels, "GEMM (type M x N x K), by uplift")
+    ax.set_ylabel("uplift of tuned over reference (%)")
+    ax.grid(axis="y", alpha=0.3)
+    handles = [Patch(facecolor=COLOURS[KEPT], label=f"kept ({counts[KEPT]})"),
+               Patch(facecolor=COLOURS[REJECTED], label=f"rejected ({counts[REJECTED]})"),
+               Patch(facecolor=COLOURS[INVALID], hatch="///",
+                     label=f"invalid: failed verification ({counts[INVALID]})"),
+               _line_handle(f"up_thr {up_thr:g} ({threshold:+.1f} %)")]
+    if unchanged:
+        handles.append(_line_handle(f"same kernel as reference ({len(unchanged)})",
+                                    linestyle="none", marker="o", markerfacecolor="white",
+                                    markeredgecolor="#616161", color="#616161"))
+    ax.legend(handles=handles, loc="upper right")
 
 
 def _line_handle(label: str, **style):
@@ -329,53 +338,58 @@ def roofline(raw_df: pd.DataFrame, ceilings: dict | None, path, *,
 
     fig = _figure(10.0, 7.0, note)
     ax = fig.add_subplot()
-    finite = points.replace([np.inf, -np.inf], np.nan)
     if points.empty:
         _empty(ax, "no GEMMs in raw_results.csv")
     else:
-        ai = finite["ai"].dropna()
-        ridges = [p / bandwidth for p in compute.values()] if bandwidth else []
-        lo = min([float(ai.min()) / 2.0] + [r / 100.0 for r in ridges])
-        hi = max([float(ai.max()) * 2.0] + [r * 2.0 for r in ridges])
-        if bandwidth:  # the memory roof rises until the highest compute ceiling
-            top = max(compute.values()) if compute else bandwidth * hi
-            ax.plot([lo, top / bandwidth], [bandwidth * lo, top], color="#37474f", linewidth=1.8,
-                    label=f"memory bandwidth {bandwidth:g} TB/s")
-        for n, (cls, peak) in enumerate(sorted(compute.items(), key=lambda kv: -kv[1])):
-            start = max(peak / bandwidth, lo) if bandwidth else lo
-            ax.plot([start, hi], [peak, peak], linestyle="--", linewidth=1.6,
-                    color=CEILING_COLOURS[n % len(CEILING_COLOURS)],
-                    label=f"{CLASS_NAMES.get(cls, cls)} compute peak {peak:g} TFLOP/s")
-        for row in finite.itertuples():
-            if not (math.isnan(row.tflops_reference) or math.isnan(row.tflops_tuned)):
-                ax.plot([row.ai, row.ai], [row.tflops_reference, row.tflops_tuned],
-                        color="#bdbdbd", linewidth=0.8, zorder=1)
-        ax.scatter(finite["ai"], finite["tflops_reference"], s=40, facecolors="none",
-                   edgecolors=REFERENCE_COLOUR, linewidths=1.3, label="reference kernel", zorder=3)
-        for status, colour in ((KEPT, COLOURS[KEPT]), (REJECTED, TUNED_COLOUR),
-                               (INVALID, COLOURS[INVALID])):
-            part = finite[finite["status"] == status]
-            if len(part):
-                ax.scatter(part["ai"], part["tflops_tuned"], s=24, color=colour, marker="D",
-                           label=f"tuned kernel, {status} ({len(part)})", zorder=4)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        achieved = pd.concat([finite["tflops_reference"], finite["tflops_tuned"]]).dropna()
-        ymin = min([float(achieved.min()) / 3.0 if len(achieved) else 1.0]
-                   + ([bandwidth * lo] if bandwidth else []))
-        ymax = max([float(achieved.max()) * 3.0 if len(achieved) else 10.0]
-                   + [2.0 * p for p in compute.values()])
-        ax.set_ylim(ymin, ymax)
-        ax.set_xlabel("arithmetic intensity (FLOP per byte of A, B read and D written once)")
-        ax.set_ylabel("achieved TFLOP/s")
-        ax.grid(which="both", alpha=0.25)
-        ax.legend(loc="upper left", fontsize=8)
+        _draw_roofline(ax, points.replace([np.inf, -np.inf], np.nan), compute, bandwidth)
     ax.set_title(title, fontsize=10)
     _save(fig, path, title, note)
     return {"compute_tflops": compute, "bandwidth_tbps": bandwidth, "modelled": modelled,
             "source": source, "classes": classes, "n_points": int(len(points)), "title": title,
             "note": note}
+
+
+def _draw_roofline(ax, finite: pd.DataFrame, compute: dict, bandwidth: float | None) -> None:
+    """roofline's roofs (the memory roof up to the highest compute ceiling, each class's
+    compute ceiling), each GEMM's reference and tuned points joined, on log-log axes."""
+    ai = finite["ai"].dropna()
+    ridges = [p / bandwidth for p in compute.values()] if bandwidth else []
+    lo = min([float(ai.min()) / 2.0] + [r / 100.0 for r in ridges])
+    hi = max([float(ai.max()) * 2.0] + [r * 2.0 for r in ridges])
+    if bandwidth:  # the memory roof rises until the highest compute ceiling
+        top = max(compute.values()) if compute else bandwidth * hi
+        ax.plot([lo, top / bandwidth], [bandwidth * lo, top], color="#37474f", linewidth=1.8,
+                label=f"memory bandwidth {bandwidth:g} TB/s")
+    for n, (cls, peak) in enumerate(sorted(compute.items(), key=lambda kv: -kv[1])):
+        start = max(peak / bandwidth, lo) if bandwidth else lo
+        ax.plot([start, hi], [peak, peak], linestyle="--", linewidth=1.6,
+                color=CEILING_COLOURS[n % len(CEILING_COLOURS)],
+                label=f"{CLASS_NAMES.get(cls, cls)} compute peak {peak:g} TFLOP/s")
+    for row in finite.itertuples():
+        if not (math.isnan(row.tflops_reference) or math.isnan(row.tflops_tuned)):
+            ax.plot([row.ai, row.ai], [row.tflops_reference, row.tflops_tuned],
+                    color="#bdbdbd", linewidth=0.8, zorder=1)
+    ax.scatter(finite["ai"], finite["tflops_reference"], s=40, facecolors="none",
+               edgecolors=REFERENCE_COLOUR, linewidths=1.3, label="reference kernel", zorder=3)
+    for status, colour in ((KEPT, COLOURS[KEPT]), (REJECTED, TUNED_COLOUR),
+                           (INVALID, COLOURS[INVALID])):
+        part = finite[finite["status"] == status]
+        if len(part):
+            ax.scatter(part["ai"], part["tflops_tuned"], s=24, color=colour, marker="D",
+                       label=f"tuned kernel, {status} ({len(part)})", zorder=4)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    achieved = pd.concat([finite["tflops_reference"], finite["tflops_tuned"]]).dropna()
+    ymin = min([float(achieved.min()) / 3.0 if len(achieved) else 1.0]
+               + ([bandwidth * lo] if bandwidth else []))
+    ymax = max([float(achieved.max()) * 3.0 if len(achieved) else 10.0]
+               + [2.0 * p for p in compute.values()])
+    ax.set_ylim(ymin, ymax)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of A, B read and D written once)")
+    ax.set_ylabel("achieved TFLOP/s")
+    ax.grid(which="both", alpha=0.25)
+    ax.legend(loc="upper left", fontsize=8)
 
 
 # --- GA convergence ------------------------------------------------------------------------------
