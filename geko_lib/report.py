@@ -513,34 +513,34 @@ def results_table(raw_df: pd.DataFrame, up_thr: float | None = None) -> pd.DataF
     return table.reset_index(drop=True)
 
 
-def results_table_html(raw_df: pd.DataFrame, *, metrics: dict | None = None,
-                       up_thr: float | None = None) -> str:
-    """A self-contained HTML page: the campaign's headline numbers (from metrics.json) and the
-    results table, kept rows green, invalid rows red."""
-    metrics = metrics or {}
-    platform = metrics.get("platform")
-    note = prediction_note(platform, raw_df)
-    config = metrics.get("config", {})
-    threshold = up_thr if up_thr is not None else config.get("up_thr")
-    table = results_table(raw_df, threshold)
-    formats = {"% of total": "{:.2f}", "reference us": "{:.3f}", "tuned us": "{:.3f}",
-               "ratio": "{:.4f}", "uplift %": "{:+.2f}", "error": "{:.2e}",
-               "e2e contribution %": "{:.3f}"}
+# each column's number format in the HTML table
+HTML_FORMATS = {"% of total": "{:.2f}", "reference us": "{:.3f}", "tuned us": "{:.3f}",
+                "ratio": "{:.4f}", "uplift %": "{:+.2f}", "error": "{:.2e}",
+                "e2e contribution %": "{:.3f}"}
+
+
+def _table_rows(table: pd.DataFrame) -> list[str]:
+    """The results table's rows as HTML, each classed by its decision (kept, invalid or
+    rejected), numbers in HTML_FORMATS, missing values empty."""
     body = []
     for row in table.to_dict("records"):
         cells = []
         for column in table.columns:
             value = row[column]
-            if column in formats and isinstance(value, (int, float)) and not pd.isna(value):
-                text = formats[column].format(value)
+            if column in HTML_FORMATS and isinstance(value, (int, float)) and not pd.isna(value):
+                text = HTML_FORMATS[column].format(value)
             else:
                 text = "" if value is None or (isinstance(value, float) and pd.isna(value)) \
                     else str(value)
             cells.append(f"<td>{html.escape(text)}</td>")
         kind = row["decision"] if row["decision"] in (KEPT, INVALID) else REJECTED
         body.append(f'<tr class="{kind}">{"".join(cells)}</tr>')
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    return body
 
+
+def _headline_facts(metrics: dict, platform: dict | None, threshold) -> list[str]:
+    """The page's headline: platform, GEMMs kept (and invalid), up_thr, the time saved and
+    covered, from metrics.json."""
     facts = []
     counts, e2e = metrics.get("counts", {}), metrics.get("e2e", {})
     if platform:
@@ -555,6 +555,22 @@ def results_table_html(raw_df: pd.DataFrame, *, metrics: dict | None = None,
                       ("coverage_pct", "coverage of GEMM time")):
         if e2e.get(key) is not None:
             facts.append(f"{text} {e2e[key]:.2f} %")
+    return facts
+
+
+def results_table_html(raw_df: pd.DataFrame, *, metrics: dict | None = None,
+                       up_thr: float | None = None) -> str:
+    """A self-contained HTML page: the campaign's headline numbers (from metrics.json) and the
+    results table, kept rows green, invalid rows red."""
+    metrics = metrics or {}
+    platform = metrics.get("platform")
+    note = prediction_note(platform, raw_df)
+    config = metrics.get("config", {})
+    threshold = up_thr if up_thr is not None else config.get("up_thr")
+    table = results_table(raw_df, threshold)
+    body = _table_rows(table)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    facts = _headline_facts(metrics, platform, threshold)
     warning = f'<p class="note">{html.escape(note)}</p>' if note else ""
     title = "geko results" + (f" ({MODEL_PREDICTIONS})" if note else "")
     return f"""<!DOCTYPE html>
