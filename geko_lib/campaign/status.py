@@ -191,8 +191,9 @@ def collect_jobs(workdir: Path, config: dict, active: bool, incomplete: dict) ->
     layout = L.Layout(workdir)
     values = {"part": lambda: _baseline_parts(workdir, config), "chunk": layout.search_chunks,
               "lib": layout.lib_stems, "rest": layout.uncompared,
-              "share": lambda: _lib_shares(workdir, config),
-              "search_share": lambda: _search_shares(workdir, config)}
+              "share": lambda: _shares(workdir, config, "bench_libs", layout.lib_shares),
+              "search_share": lambda: _shares(workdir, config, "search_share",
+                                              layout.search_shares)}
 
     def add(rule, output, name=None):
         log = table.rule_log(rule, name)
@@ -223,19 +224,12 @@ def _baseline_parts(workdir: Path, config: dict) -> list[str]:
     return L.Layout(workdir).baseline_parts(_device_count(config))
 
 
-def _lib_shares(workdir: Path, config: dict) -> list[str]:
-    """The comparison's shares: those the run made (logs), else those libs/ deals over the
-    configured devices (a config inferred from the logs may know fewer devices than the run
+def _shares(workdir: Path, config: dict, rule: str, dealt) -> list[str]:
+    """The shares of a rule of one job per device (the comparison's, the search's): those the
+    run made (logs), else those ``dealt`` (Layout.lib_shares, Layout.search_shares) deals over
+    the configured devices (a config inferred from the logs may know fewer devices than the run
     had, as for the baseline's parts)."""
-    made = _parts_logged(workdir, "bench_libs")
-    return sorted(made) or L.Layout(workdir).lib_shares(_device_count(config))
-
-
-def _search_shares(workdir: Path, config: dict) -> list[str]:
-    """The search's shares: those the run made (logs), else those the chunks deal over the
-    configured devices."""
-    made = _parts_logged(workdir, "search_share")
-    return sorted(made) or L.Layout(workdir).search_shares(_device_count(config))
+    return sorted(_parts_logged(workdir, rule)) or dealt(_device_count(config))
 
 
 def _parts_logged(workdir: Path, rule: str) -> set[str]:

@@ -108,7 +108,7 @@ def search_chunks():
 
 def search_shares():
     """The search's jobs: one per device over its share of the chunks, no more jobs than
-    chunks (geko_lib.gpu_jobs.search_chunks)."""
+    chunks (geko_lib.gpu_jobs.search_share)."""
     checkpoints.search_configure.get()
     return layout.Layout(".").search_shares(len(config["devices"]))
 

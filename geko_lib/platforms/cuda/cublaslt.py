@@ -266,12 +266,8 @@ class ProblemDescriptors:
         one built from its configuration, as a library's solution is run (``checked``); those
         AlgoCheck refuses dropped: a search times what it would ship, and a configuration
         that cannot be rebuilt cannot ship."""
-        out = []
-        for cfg, _ in ranked:
-            algo = self.build_quietly(cfg)
-            if algo is not None and self.check(algo) is not None:
-                out.append((cfg, algo))
-        return out
+        built = ((cfg, self.valid(cfg)) for cfg, _ in ranked)
+        return [(cfg, algo) for cfg, algo in built if algo is not None]
 
     def algo_ids(self, count: int = 256) -> tuple[int, ...]:
         return tuple(int(i) for i in lt().matmul_algo_get_ids(
@@ -359,8 +355,8 @@ class ProblemDescriptors:
                 if cfg in seen:
                     continue
                 seen.add(cfg)
-                algo = self.build_quietly(cfg)
-                if algo is not None and self.check(algo) is not None:
+                algo = self.valid(cfg)
+                if algo is not None:
                     yield cfg, algo
             pending = still
 
@@ -369,6 +365,11 @@ class ProblemDescriptors:
             return self.build(cfg)
         except lt().cuBLASLtError:
             return None
+
+    def valid(self, cfg: AlgoConfig) -> np.ndarray | None:
+        """The algo struct of ``cfg`` where it builds and AlgoCheck accepts it, else None."""
+        algo = self.build_quietly(cfg)
+        return algo if algo is not None and self.check(algo) is not None else None
 
     # --- running -----------------------------------------------------------------------------
     def call(self, algo: np.ndarray, ops, workspace):
