@@ -360,157 +360,197 @@ def design(mis: list[MI], size: tuple[int, int, int, int], *, family: str, cus: 
     candidates that can survive the CU-round buckets: the minimum round count only falls as more
     candidates are seen, so ``rounds > running minimum + 5`` is dropped for sure, and an
     (MI, LSU) row whose rounds (growing with GSU) pass that bound is closed."""
-    m, n, b, k = (int(x) for x in size)
-    size = (m, n, b, k)
+    size = tuple(int(x) for x in size)
     out = MIDesign(size, family, cus, stream_k, mi_filter, len(mis), [])
     if not mis:
         return out
-    f = _arrays(mis)
-    # rows: (MI, LSU) pairs in enumeration order (MI, then LSU); columns: GSU 1..g_max
-    rows_mi, rows_lsu = [], []
-    for lsu in (1, 2, 4):
-        sel = np.nonzero(lsu <= np.maximum(1, 4 // f["waves"]))[0]
-        if not stream_k and lsu > 1:  # data parallel: large LSU LDS
-            sel = sel[f["area"][sel] * cbytes * lsu <= LSU_LDS_BYTES]
-        rows_mi.append(sel)
-        rows_lsu.append(np.full(len(sel), lsu))
-    ri, rl = np.concatenate(rows_mi), np.concatenate(rows_lsu)
-    order = np.lexsort((rl, ri))
-    ri, rl = ri[order], rl[order]
-    g_max = max(k // GSU_K_STEP, 1)
-    if not stream_k:  # data parallel: GSU workspace bound
-        g_ws = GSU_WORKSPACE_BYTES // (m * n * b * cbytes)
-        g_max = max(1, min(g_max, g_ws))
-    coe = 2 if stream_k else 1
-    compute_bound = 1.0 / (1.0 / m + 1.0 / n + 1.0 / k) >= COMPUTE_BOUND_DIM
-    max_extra = max(ROUNDS_COMPUTE_BIG, ROUND1) if compute_bound else max(ROUND2, ROUND3)
+    space = _Candidates(_arrays(mis), size, cus, stream_k, cbytes, mi_filter, out)
+    cand = space.two_passes() if mi_filter >= 2 else space.one_pass()
+    if cand is not None:
+        out.entries.extend(_ranked_entries(mis, cand, stream_k, out))
+    return out
 
-    def level1(cand, count: bool):
+
+class _Candidates:
+    """The (MI, LSU, GSU) candidates of one size, enumerated block by block of GSU values and
+    filtered (``design``); every candidate field is a numpy array, one element a candidate."""
+
+    def __init__(self, f: dict, size, cus: int, stream_k: bool, cbytes: int, mi_filter: int,
+                 out: MIDesign):
+        self.f, self.cus, self.stream_k, self.mi_filter, self.out = f, cus, stream_k, \
+            mi_filter, out
+        self.m, self.n, self.b, self.k = m, n, b, k = size
+        self.ri, self.rl = self._rows(cbytes)
+        self.g_max = max(k // GSU_K_STEP, 1)
+        if not stream_k:  # data parallel: GSU workspace bound
+            self.g_max = max(1, min(self.g_max, GSU_WORKSPACE_BYTES // (m * n * b * cbytes)))
+        self.coe = 2 if stream_k else 1
+        self.compute_bound = 1.0 / (1.0 / m + 1.0 / n + 1.0 / k) >= COMPUTE_BOUND_DIM
+
+    def _rows(self, cbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """(MI index, LSU) of every row in enumeration order: MI, then LSU."""
+        f = self.f
+        rows_mi, rows_lsu = [], []
+        for lsu in (1, 2, 4):
+            sel = np.nonzero(lsu <= np.maximum(1, 4 // f["waves"]))[0]
+            if not self.stream_k and lsu > 1:  # data parallel: large LSU LDS
+                sel = sel[f["area"][sel] * cbytes * lsu <= LSU_LDS_BYTES]
+            rows_mi.append(sel)
+            rows_lsu.append(np.full(len(sel), lsu))
+        ri, rl = np.concatenate(rows_mi), np.concatenate(rows_lsu)
+        order = np.lexsort((rl, ri))
+        return ri[order], rl[order]
+
+    def _drop(self, cand: dict, name: str, mask, count: bool) -> dict:
+        if count:
+            self.out.dropped[name] = self.out.dropped.get(name, 0) + int(mask.sum())
+        return {key: val[~mask] for key, val in cand.items()} if mask.any() else cand
+
+    def level1(self, cand: dict, count: bool) -> dict:
         """Per-candidate filters (MI_FILTER > 0)."""
-        def drop(cand, name, mask):
-            if count:
-                out.dropped[name] = out.dropped.get(name, 0) + int(mask.sum())
-            return {key: val[~mask] for key, val in cand.items()} if mask.any() else cand
-
-        ci = cand["mi"]
+        f, m, n, coe = self.f, self.m, self.n, self.coe
         if m >= 16 and n >= 16:
-            cand = drop(cand, "MI 4x4 with M, N >= 16",
-                        (f["mi_m"][ci] == 4) & (f["mi_n"][ci] == 4))
+            ci = cand["mi"]
+            cand = self._drop(cand, "MI 4x4 with M, N >= 16",
+                              (f["mi_m"][ci] == 4) & (f["mi_n"][ci] == 4), count)
         if m * n > 65536 and m >= 64 and n >= 64:
-            cand = drop(cand, "non-4-wave shape (M*N > 65536, M, N >= 64)",
-                        f["waves"][cand["mi"]] != 4)
+            cand = self._drop(cand, "non-4-wave shape (M*N > 65536, M, N >= 64)",
+                              f["waves"][cand["mi"]] != 4, count)
         ci = cand["mi"]
         c_mt0, c_mt1 = f["mt0"][ci], f["mt1"][ci]
-        cand = drop(cand, "tile larger than needed (MT > 16 and MT/coe > dim)",
-                    ((c_mt0 > 16) & (c_mt0 / coe > m)) | ((c_mt1 > 16) & (c_mt1 / coe > n)))
+        cand = self._drop(cand, "tile larger than needed (MT > 16 and MT/coe > dim)",
+                          ((c_mt0 > 16) & (c_mt0 / coe > m)) | ((c_mt1 > 16) & (c_mt1 / coe > n)),
+                          count)
         ci = cand["mi"]
-        cand = drop(cand, "< 4 total waves with wave tile > 1",
-                    (f["waves"][ci] * cand["lsu"] < 4) & ((f["wtm"][ci] > 1) | (f["wtn"][ci] > 1)))
+        cand = self._drop(cand, "< 4 total waves with wave tile > 1",
+                          (f["waves"][ci] * cand["lsu"] < 4)
+                          & ((f["wtm"][ci] > 1) | (f["wtn"][ci] > 1)), count)
         if min(m, n) > TINY_DIM:
             ci = cand["mi"]
-            cand = drop(cand, "< 4 total waves with TilesPerCU >= 2",
-                        (f["waves"][ci] * cand["lsu"] < 4) & (cand["tpc"] >= 2))
+            cand = self._drop(cand, "< 4 total waves with TilesPerCU >= 2",
+                              (f["waves"][ci] * cand["lsu"] < 4) & (cand["tpc"] >= 2), count)
         return cand
 
-    def blocks(count: bool, bound=None):
+    def blocks(self, count: bool, bound=None):
         """Yield the candidates of each GSU block (after level 1 when MI_FILTER > 0); a row
         leaves once it reached granularity 1, or its rounds passed ``bound[0]``."""
-        rows = np.arange(len(ri))
-        for g_start in range(1, g_max + 1, GSU_BLOCK):
+        rows = np.arange(len(self.ri))
+        for g_start in range(1, self.g_max + 1, GSU_BLOCK):
             if not len(rows):
                 return
-            gsu = np.arange(g_start, min(g_max, g_start + GSU_BLOCK - 1) + 1)
-            r_mi, r_lsu = ri[rows], rl[rows]
-            mt0, mt1 = f["mt0"][r_mi][:, None], f["mt1"][r_mi][:, None]
-            waves, lsu = f["waves"][r_mi][:, None], r_lsu[:, None]
-            c0, c1 = -(-m // mt0), -(-n // mt1)
-            t0, t1 = (m / mt0) / c0, (n / mt1) / c1
-            tiles = c0 * c1 * b * lsu * gsu[None, :]  # (rows, block)
-            rounds = -(-tiles // cus)
-            tpc = tiles / cus
-            cug = tpc / rounds
-            wg = np.minimum(1.0, (tiles // cus + 1) * waves * lsu / 4)
-            total = t0 * t1 * cug * wg
-            # the GSU loop stops at the first GSU with totalGranularity == 1
-            hit = total == 1.0
-            done = hit.any(axis=1)
-            first = np.where(done, hit.argmax(axis=1), len(gsu) - 1)
-            r_idx, g_idx = np.nonzero(np.arange(len(gsu))[None, :] <= first[:, None])
-            cand = {
-                "mi": r_mi[r_idx], "lsu": r_lsu[r_idx], "gsu": gsu[g_idx],
-                "order": rows[r_idx] * (g_max + 1) + gsu[g_idx],  # enumeration order
-                "tiles": tiles[r_idx, g_idx], "rounds": rounds[r_idx, g_idx],
-                "tpc": tpc[r_idx, g_idx], "t0": np.broadcast_to(t0, tiles.shape)[r_idx, g_idx],
-                "t1": np.broadcast_to(t1, tiles.shape)[r_idx, g_idx], "cug": cug[r_idx, g_idx],
-                "wg": wg[r_idx, g_idx], "total": total[r_idx, g_idx],
-            }
+            gsu = np.arange(g_start, min(self.g_max, g_start + GSU_BLOCK - 1) + 1)
+            cand, rounds, done = self._block(rows, gsu)
             if count:
-                out.stages.append(("enumerated (MI x LSU x GSU)", len(r_idx)))
-            yield level1(cand, count) if mi_filter > 0 else cand
+                self.out.stages.append(("enumerated (MI x LSU x GSU)", len(cand["mi"])))
+            yield self.level1(cand, count) if self.mi_filter > 0 else cand
             keep = ~done
             if bound is not None:  # rounds grow with GSU: past the bound, the row is finished
                 keep &= rounds[:, -1] <= bound[0]
             rows = rows[keep]
 
-    def concat(parts):
-        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    def _block(self, rows: np.ndarray, gsu: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray]:
+        """The candidates of ``rows`` x ``gsu`` by the granularity model, each row up to its
+        first GSU of granularity 1; the rounds of every (row, GSU) and which rows hit 1."""
+        f, m, n, cus = self.f, self.m, self.n, self.cus
+        r_mi, r_lsu = self.ri[rows], self.rl[rows]
+        mt0, mt1 = f["mt0"][r_mi][:, None], f["mt1"][r_mi][:, None]
+        waves, lsu = f["waves"][r_mi][:, None], r_lsu[:, None]
+        c0, c1 = -(-m // mt0), -(-n // mt1)
+        t0, t1 = (m / mt0) / c0, (n / mt1) / c1
+        tiles = c0 * c1 * self.b * lsu * gsu[None, :]  # (rows, block)
+        rounds = -(-tiles // cus)
+        tpc = tiles / cus
+        cug = tpc / rounds
+        wg = np.minimum(1.0, (tiles // cus + 1) * waves * lsu / 4)
+        total = t0 * t1 * cug * wg
+        # the GSU loop stops at the first GSU with totalGranularity == 1
+        hit = total == 1.0
+        done = hit.any(axis=1)
+        first = np.where(done, hit.argmax(axis=1), len(gsu) - 1)
+        r_idx, g_idx = np.nonzero(np.arange(len(gsu))[None, :] <= first[:, None])
+        cand = {
+            "mi": r_mi[r_idx], "lsu": r_lsu[r_idx], "gsu": gsu[g_idx],
+            "order": rows[r_idx] * (self.g_max + 1) + gsu[g_idx],  # enumeration order
+            "tiles": tiles[r_idx, g_idx], "rounds": rounds[r_idx, g_idx],
+            "tpc": tpc[r_idx, g_idx], "t0": np.broadcast_to(t0, tiles.shape)[r_idx, g_idx],
+            "t1": np.broadcast_to(t1, tiles.shape)[r_idx, g_idx], "cug": cug[r_idx, g_idx],
+            "wg": wg[r_idx, g_idx], "total": total[r_idx, g_idx],
+        }
+        return cand, rounds, done
 
-    if mi_filter < 2:
-        cand = concat(list(blocks(count=True)))
-        _merge_stages(out)
-        if mi_filter > 0:
-            out.stages.append(("after level-1 filters", len(cand["mi"])))
-    else:
-        # pass 1: level-1 survivors and their best granularity
+    def one_pass(self) -> dict:
+        """MI_FILTER 0 or 1: every block's candidates, after level 1 where it is on."""
+        cand = _concat(list(self.blocks(count=True)))
+        _merge_stages(self.out)
+        if self.mi_filter > 0:
+            self.out.stages.append(("after level-1 filters", len(cand["mi"])))
+        return cand
+
+    def two_passes(self) -> dict | None:
+        """MI_FILTER 2: level 1 and the best granularity, then the level-2 filters."""
         best, n_level1 = -1.0, 0
-        for c in blocks(count=True):
+        for c in self.blocks(count=True):
             n_level1 += len(c["mi"])
             if len(c["mi"]):
                 best = max(best, float(c["total"].max()))
-        _merge_stages(out)
-        out.stages.append(("after level-1 filters", n_level1))
+        _merge_stages(self.out)
+        self.out.stages.append(("after level-1 filters", n_level1))
+        cand = self._within_rounds(self._granularity_ok(best))
+        bound = "compute" if self.compute_bound else "memory"
+        left = 0 if cand is None else len(cand["mi"])
+        self.out.dropped[f"level-2 (granularity thresholds, {bound}-bound CU rounds)"] = \
+            n_level1 - left
+        self.out.stages.append(("after level-2 filters", left))
+        return cand
 
-        def gran_ok(c):
+    def _granularity_ok(self, best: float):
+        """The level-2 granularity thresholds, given the best granularity of level 1."""
+        small = 0.85 if self.m * self.n >= 256 * 256 else 0.5
+
+        def ok(c) -> np.ndarray:
             own = c["total"]
-            ok = np.ones(len(own), dtype=bool)
+            passed = np.ones(len(own), dtype=bool)
             if best == 1.0:
-                ok &= own >= (0.85 if m * n >= 256 * 256 else 0.5)
+                passed &= own >= small
             if best > 0.2:
-                ok &= own >= 0.5 * best
-            return ok
+                passed &= own >= 0.5 * best
+            return passed
+        return ok
 
-        # pass 2: granularity filters, then rounds within the running bound
+    def _within_rounds(self, gran_ok) -> dict | None:
+        """Pass 2: granularity filters, rounds within the running bound, then the CU-round
+        buckets over the minimum rounds left."""
+        max_extra = (max(ROUNDS_COMPUTE_BIG, ROUND1) if self.compute_bound
+                     else max(ROUND2, ROUND3))
         bound = [np.iinfo(np.int64).max]
         parts = []
-        for c in blocks(count=False, bound=bound):
+        for c in self.blocks(count=False, bound=bound):
             ok = gran_ok(c)
             if ok.any():
-                low = int(c["rounds"][ok].min())
-                bound[0] = min(bound[0], low + max_extra)
+                bound[0] = min(bound[0], int(c["rounds"][ok].min()) + max_extra)
             ok &= c["rounds"] <= bound[0]
             parts.append({key: val[ok] for key, val in c.items()})
-        cand = concat(parts) if parts else None
-        if cand is not None and len(cand["mi"]):
-            min_rounds = int(cand["rounds"].min())
-            big = f["area"][cand["mi"]] >= BIG_TILE
-            if compute_bound:
-                extra = np.where(big, ROUNDS_COMPUTE_BIG, ROUND1)
-            else:
-                extra = np.where(big, ROUND2, ROUND3)
-            ok = cand["rounds"] <= min_rounds + extra
-            cand = {key: val[ok] for key, val in cand.items()}
-        out.dropped["level-2 (granularity thresholds, " + \
-                    ("compute" if compute_bound else "memory") + "-bound CU rounds)"] = \
-            n_level1 - (0 if cand is None else len(cand["mi"]))
-        out.stages.append(("after level-2 filters", 0 if cand is None else len(cand["mi"])))
-        if cand is None:
-            return out
+        cand = _concat(parts) if parts else None
+        if cand is None or not len(cand["mi"]):
+            return cand
+        big = self.f["area"][cand["mi"]] >= BIG_TILE
+        extra = (np.where(big, ROUNDS_COMPUTE_BIG, ROUND1) if self.compute_bound
+                 else np.where(big, ROUND2, ROUND3))
+        ok = cand["rounds"] <= int(cand["rounds"].min()) + extra
+        return {key: val[ok] for key, val in cand.items()}
 
-    # sort: (ceil(TilesPerCU), 1 - TilesPerCU, 1 - totalGranularity, -GSU), ties: enumeration
+
+def _concat(parts: list[dict]) -> dict:
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+def _ranked_entries(mis: list[MI], cand: dict, stream_k: bool, out: MIDesign) -> list[MIEntry]:
+    """The candidates sorted by (ceil(TilesPerCU), 1 - TilesPerCU, 1 - totalGranularity, -GSU),
+    ties in enumeration order; with StreamK, of entries differing only in GSU the best ranked."""
     keys = (cand["order"], -cand["gsu"], np.round(1.0 - cand["total"], 12),
             np.round(1.0 - cand["tpc"], 12), cand["rounds"])
     idx = np.lexsort(keys)
-    if stream_k:  # entries differing only in GSU: keep the best ranked
+    if stream_k:
         seen, kept = set(), []
         for i in idx:
             key = (int(cand["mi"][i]), int(cand["lsu"][i]))
@@ -519,13 +559,12 @@ def design(mis: list[MI], size: tuple[int, int, int, int], *, family: str, cus: 
                 kept.append(i)
         out.dropped["StreamK GSU duplicates"] = len(idx) - len(kept)
         idx = np.array(kept, dtype=int)
-    for i in idx:
-        mi = mis[int(cand["mi"][i])]
-        gran = Granularity(float(cand["t0"][i]), float(cand["t1"][i]), float(cand["cug"][i]),
-                           float(cand["wg"][i]), float(cand["total"][i]), int(cand["tiles"][i]),
-                           float(cand["tpc"][i]))
-        out.entries.append(MIEntry(mi, int(cand["lsu"][i]), int(cand["gsu"][i]), gran))
-    return out
+    return [MIEntry(mis[int(cand["mi"][i])], int(cand["lsu"][i]), int(cand["gsu"][i]),
+                    Granularity(float(cand["t0"][i]), float(cand["t1"][i]),
+                                float(cand["cug"][i]), float(cand["wg"][i]),
+                                float(cand["total"][i]), int(cand["tiles"][i]),
+                                float(cand["tpc"][i])))
+            for i in idx]
 
 
 def _merge_stages(out: MIDesign):
