@@ -452,47 +452,59 @@ def configure(gemm_type: GemmType, sizes, arch: str, backend: str = "ductile",
     for c in cluster(usable, settings):
         configs.extend(merge(c, settings.max_kernels))
 
-    in_bytes = 4 if gemm_type.is_tf32 else BY_NAME[gemm_type.a_type].bytes
-    mt_max = md.MT_MAX[family]
     paths, log_lines = [], []
     by_size = {p.size: p for p in plans}
     for idx, (csizes, space) in enumerate(configs):
-        entity = f"{name}_{idx}"
-        eps, warm, sleep = timing(csizes, settings.backend, in_bytes, mt_max, settings.cus)
-        ductile = {}
-        if settings.backend == "ductile":
-            meta = space.mi_group.meta
-            ductile = {"soo": settings.macrotile_opt,
-                       "n_elements_to_validate": VALIDATION_ELEMENTS[settings.validation_profile],
-                       "pop_size": pop_size(space.permutations())}
-            if len(meta) > 1:
-                ductile["weights"] = {"group_0": mi_weights(meta, csizes, settings.cus)}
-        cfg = yw.TuningYamlSpec(
-            name=entity, gemm_type=gemm_type, sizes=list(csizes), space=space,
-            enqueues_per_sync=eps, num_warmups=warm, sleep_percent=sleep,
-            schedule_name=settings.arch.schedule_name,
-            architecture_name=settings.arch.architecture_name,
-            device_names=list(settings.arch.device_names), backend=BACKENDS[settings.backend],
-            epilogues=settings.epilogues, mi_family=family, ductile=ductile)
-        paths.append(yw.write(out_dir / f"{entity}.yaml", cfg))
-        log_lines += [entity, f"#kernels {cfg.kernels}"]
+        cfg = _yaml_spec(f"{name}_{idx}", gemm_type, csizes, space, settings, family)
+        paths.append(yw.write(out_dir / f"{cfg.name}.yaml", cfg))
+        log_lines += [cfg.name, f"#kernels {cfg.kernels}"]
         log_lines += [f"# MIs for {tuple(s)}: {by_size[s].n_mis}" for s in csizes]
         log_lines.append("")
-    missing = [p for p in plans if p.space is None]
-    if missing:
-        log_lines.append("# sizes without a MatrixInstruction candidate (no tuning config):")
-        log_lines += [f"# MIs for {p.size}: 0" for p in missing]
-        log_lines.append("")
     _remove_stale(out_dir, name, {p.name for p in paths})
-    header = [f"# {name} on {settings.arch.name}, backend {settings.backend}, search space "
-              f"{settings.search_space}, StreamK {settings.stream_k}, CMS groups not added",
-              f"# configs {len(paths)}, sizes {len(sizes)}, sizes without MI {len(missing)}", ""]
-    write_text(out_dir.parent / f"Config_{name}.log", "\n".join(header + log_lines))
+    _write_config_log(out_dir.parent / f"Config_{name}.log", name, settings, len(sizes), plans,
+                      log_lines, len(paths))
     if settings.mi_log:
         mi_dir = out_dir / MI_LOG_DIR / name
         for p in plans:
             write_text(mi_dir / md.mi_log_name(name, p.size), p.design.log_text(name))
     return paths
+
+
+def _yaml_spec(entity: str, gemm_type: GemmType, csizes, space: pm.ParamSpace, settings,
+               family: str) -> yw.TuningYamlSpec:
+    """One tuning YAML's content: its sizes and space, their timing and DUCTILE settings."""
+    in_bytes = 4 if gemm_type.is_tf32 else BY_NAME[gemm_type.a_type].bytes
+    eps, warm, sleep = timing(csizes, settings.backend, in_bytes, md.MT_MAX[family],
+                              settings.cus)
+    ductile = {}
+    if settings.backend == "ductile":
+        meta = space.mi_group.meta
+        ductile = {"soo": settings.macrotile_opt,
+                   "n_elements_to_validate": VALIDATION_ELEMENTS[settings.validation_profile],
+                   "pop_size": pop_size(space.permutations())}
+        if len(meta) > 1:
+            ductile["weights"] = {"group_0": mi_weights(meta, csizes, settings.cus)}
+    return yw.TuningYamlSpec(
+        name=entity, gemm_type=gemm_type, sizes=list(csizes), space=space,
+        enqueues_per_sync=eps, num_warmups=warm, sleep_percent=sleep,
+        schedule_name=settings.arch.schedule_name,
+        architecture_name=settings.arch.architecture_name,
+        device_names=list(settings.arch.device_names), backend=BACKENDS[settings.backend],
+        epilogues=settings.epilogues, mi_family=family, ductile=ductile)
+
+
+def _write_config_log(path: Path, name: str, settings, n_sizes: int, plans, log_lines: list,
+                      n_configs: int) -> None:
+    """Config_<gemm>.log: the settings, then each config's kernels and MI counts, then the
+    sizes left without a config."""
+    missing = [p for p in plans if p.space is None]
+    if missing:
+        log_lines = log_lines + ["# sizes without a MatrixInstruction candidate (no tuning "
+                                 "config):"] + [f"# MIs for {p.size}: 0" for p in missing] + [""]
+    header = [f"# {name} on {settings.arch.name}, backend {settings.backend}, search space "
+              f"{settings.search_space}, StreamK {settings.stream_k}, CMS groups not added",
+              f"# configs {n_configs}, sizes {n_sizes}, sizes without MI {len(missing)}", ""]
+    write_text(path, "\n".join(header + log_lines))
 
 
 def _remove_stale(out_dir: Path, name: str, keep: set[str]):
