@@ -453,6 +453,11 @@ def generic(ctx: SizeContext) -> ParamSpace:
         on = ctx.gemm_type.transA != "T"
         params.append(ForkParam("DirectToVgprA", [False, True], active=on,
                                 note="" if on else "only for transA != T"))
+    return ParamSpace(params, _generic_groups(gfx942, tn))
+
+
+def _generic_groups(gfx942: bool, tn: bool) -> list[Group]:
+    """The generic profile's parameter groups (values that fork together)."""
     groups = [Group([{"DirectToLds": d, "UseSgprForGRO": s} for d, s in ((0, 0), (0, 1), (1, 0))])]
     if not gfx942 and not tn:
         groups.append(Group([{"ClusterLocalRead": 0, "LDSTrInst": True},
@@ -461,7 +466,7 @@ def generic(ctx: SizeContext) -> ParamSpace:
     groups.append(Group([], active=False, label="TailloopInNll x StaggerU"))
     groups.append(Group([], active=False,
                         label="ExtraLatencyForLR x DirectToVgprA x DirectToVgprB"))
-    return ParamSpace(params, groups)
+    return groups
 
 
 PROFILES = {
