@@ -194,7 +194,7 @@ def _stamped_chunk(where: ChunkFiles, expected, platform) -> tuple:
         reason = integrity.problem(where.data, expected(where.data), root=Path.cwd(),
                                    check_inputs=True)
     if reason is None and where.failed.is_file():
-        gone = yaml.safe_load(where.failed.read_text()) or []
+        gone = files.load_yaml(where.failed.read_text()) or []
         if not gone:
             log.info("%s: reused (stamped)", where.name)
             return original_columns.add(integrity.read_table(where.data),

@@ -412,3 +412,30 @@ def test_a_job_killed_by_the_stall_watchdog_leaves_no_running_line(
     job = run_phase("optimize", workdir, config, wildcards={"cfg": name})
     assert "no progress in" in (workdir / job.log[0]).read_text()
     assert (workdir / layout.TUNING_DIR / "running_jobs.log").read_text() == ""
+
+
+def test_the_out_files_read_a_table_as_pandas_records_do():
+    """bench_formats.text builds a table's rows column by column (a search's candidates are
+    tens of thousands of rows): the same dicts, types and NaN cells as to_dict('records'), and
+    a search/<GEMM>.out that names each GEMM's own candidates only."""
+    from geko_lib.bench_formats import text as bench_text
+    from geko_lib.phases import search_share
+
+    frame = pd.DataFrame({"transA": ["T", "T", "N"], "transB": ["N"] * 3,
+                          "batch_count": [1, 1, 1], "m": [64, 64, 128], "n": [2, 2, 4],
+                          "k": [256, 256, 512], "a_type": ["bf16_r"] * 3,
+                          "b_type": ["bf16_r"] * 3, "c_type": ["bf16_r"] * 3,
+                          "d_type": ["bf16_r"] * 3, "compute_type": ["c_f32_r"] * 3,
+                          "us": [3.5, float("nan"), 7.25], "eligible": [True, False, True],
+                          "solution_name": ["a", "b", "c"]})
+    rows = bench_text.table_rows(frame)
+    expected = frame.to_dict("records")
+    assert [list(r) for r in rows] == [list(r) for r in expected]
+    for got, want in zip(rows, expected):
+        for key in want:
+            assert type(got[key]) is type(want[key]), key
+            assert got[key] == want[key] or (got[key] != got[key] and want[key] != want[key])
+    assert bench_text.format_rows(rows, "p") == bench_text.format_results(frame, "p")
+    grouped = search_share.by_gemm_name(rows)
+    assert [len(v) for v in grouped.values()] == [2, 1]
+    assert [r["solution_name"] for r in grouped["BBS_TN_M64_N2_B1_K256"]] == ["a", "b"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import yaml
-
+from .. import files
 from ..gemm import GemmProblem, scale_type_for
 
 DEFAULT_ITERS, DEFAULT_COLD_ITERS = 100, 20  # the original's counts when no latency is known
@@ -59,7 +58,7 @@ def search_row(gemm: dict, latency_us: float | None, duration: float, rotating_m
 
 def problems_in_rows(path) -> list[GemmProblem]:
     """Unique problems of a YAML file of hipblaslt-bench rows, in order."""
-    return unique_problems(yaml.safe_load(Path(path).read_text()) or [])
+    return unique_problems(files.load_yaml(Path(path).read_text()) or [])
 
 
 def unique_problems(rows) -> list[GemmProblem]:

@@ -46,13 +46,27 @@ def _block(position: int, header: list[str], row: dict) -> list[str]:
             f"    --kernel name:    {row.get('kernel', '')}"]
 
 
+def table_rows(frame: pd.DataFrame) -> list[dict]:
+    """``frame.to_dict("records")``'s rows (Python scalars, NaN kept), built column by column:
+    a search's candidates table has tens of thousands of rows, and pandas' records loop cost
+    seconds of a campaign's CPU there."""
+    columns = list(frame.columns)
+    return [dict(zip(columns, values))
+            for values in zip(*(frame[c].tolist() for c in columns))]
+
+
 def format_results(frame: pd.DataFrame, preamble: str) -> str:
-    """Every row of ``frame`` (results-table columns) as one hipblaslt-bench block, GEMM by
-    GEMM in the table's order; a GEMM with several candidates ends with ``Winner:`` and the
-    block of its fastest one, as hipblaslt-bench marks the solution it would pick."""
+    """Every row of ``frame`` (results-table columns) as one hipblaslt-bench block
+    (``format_rows``)."""
+    return format_rows(table_rows(frame), preamble)
+
+
+def format_rows(rows: list[dict], preamble: str) -> str:
+    """Every row (results-table columns) as one hipblaslt-bench block, GEMM by GEMM in the
+    rows' order; a GEMM with several candidates ends with ``Winner:`` and the block of its
+    fastest one, as hipblaslt-bench marks the solution it would pick."""
     header = list(GEMM_FIELDS) + [theirs for _, theirs in PERF]
     lines = [preamble]
-    rows = frame.to_dict("records")
     keys = [tuple(r.get(c) for c in GEMM_FIELDS) for r in rows]
     by_gemm: dict[tuple, list[dict]] = {}
     for key, row in zip(keys, rows):

@@ -94,8 +94,7 @@ def count_rows(path) -> int | None:
             rows = _flow_rows(path)
             if rows is not None:
                 return rows
-            data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader if hasattr(
-                yaml, "CSafeLoader") else yaml.SafeLoader)
+            data = files.load_yaml(path.read_text())
             return len(data) if isinstance(data, (list, dict)) else None
     except (OSError, UnicodeDecodeError, csv.Error, yaml.YAMLError):
         return None

@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from . import layout as L, rules
-from .. import interrupt
+from .. import files, interrupt
 
 LABELS = {"baseline": "Baseline in progress", "search": "Search in progress",
           "tune": "Optimization in progress"}
@@ -48,10 +48,6 @@ class Counts:
     total: int | None  # None until the phase's checkpoint is written
     completed: int
     failed: int
-
-
-# libyaml where PyYAML has it: a chunk's YAML is parsed only to count its rows
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _signature(path: Path) -> tuple | None:
@@ -97,7 +93,7 @@ class Reads:
         if signature is not None and kept is not None and kept[0] == signature:
             return kept[1]
         try:
-            count = len(yaml.load(path.read_text(), Loader=LOADER) or [])
+            count = len(files.load_yaml(path.read_text()) or [])
         except (OSError, yaml.YAMLError):
             return 0  # a file being written: counted on the next look, so not kept
         if signature is not None:

@@ -17,7 +17,9 @@ from collections.abc import MutableSequence
 
 import yaml
 
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from .. import files
+
+Loader = files.YAML_LOADER
 Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _INDEX_LINE = re.compile(r"^SolutionIndex: (-?\d+)$", re.M)

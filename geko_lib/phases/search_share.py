@@ -14,7 +14,10 @@ import yaml
 from ..bench_formats import text as bench_text
 from .. import failures, files, gpu_jobs, jobs
 from ..campaign import integrity, layout, state as campaign_state
-from ..gemm import GemmProblem
+from ..gemm import GEMM_FIELDS, GemmProblem
+
+# what a row's GEMM name is made of (GemmProblem.from_row reads M/N/K where m/n/k are not)
+GEMM_KEY_FIELDS = GEMM_FIELDS + ("M", "N", "K")
 
 
 def write_gemm_files(rows: list[dict], candidates: pd.DataFrame, platform) -> None:
@@ -23,14 +26,25 @@ def write_gemm_files(rows: list[dict], candidates: pd.DataFrame, platform) -> No
     by_name = {}
     for row in rows:
         by_name.setdefault(GemmProblem.from_row(row).name, []).append(row)
-    names = [GemmProblem.from_row(r).name for r in candidates.to_dict("records")]
+    candidates_of = by_gemm_name(bench_text.table_rows(candidates))
     for name, gemm_rows in by_name.items():
         stem = layout.fill(layout.SEARCH_GEMM, gemm=name)
         files.write_text(f"{stem}.yaml", yaml.safe_dump(gemm_rows, sort_keys=False,
                                                         default_flow_style=None, width=5000))
-        mine = candidates[[n == name for n in names]]
-        if len(mine):
-            files.write_text(f"{stem}.out", bench_text.format_results(mine, preamble))
+        if name in candidates_of:
+            files.write_text(f"{stem}.out",
+                             bench_text.format_rows(candidates_of[name], preamble))
+
+
+def by_gemm_name(rows: list[dict]) -> dict[str, list[dict]]:
+    """{GEMM name: its rows, in order}, each distinct GEMM's name made once."""
+    names, out = {}, {}
+    for row in rows:
+        key = tuple(row.get(c) for c in GEMM_KEY_FIELDS)
+        if key not in names:
+            names[key] = GemmProblem.from_row(row).name
+        out.setdefault(names[key], []).append(row)
+    return out
 
 
 def run(job):
@@ -38,7 +52,7 @@ def run(job):
     chunks = []
     for path in job.input.chunks:
         where = gpu_jobs.ChunkFiles(Path(path))
-        rows = yaml.safe_load(where.source.read_text()) or []
+        rows = files.load_yaml(where.source.read_text()) or []
         chunks.append((gpu_jobs.SearchChunk(where.name, tuple(rows), duration, retry), where))
     campaign = campaign_state.identity(job.config)
 

@@ -5,7 +5,6 @@ the GEMMs searched -> search/processed.csv (search.write_processed, as search.ru
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from .. import failures, files, jobs, original_columns, search
 from ..campaign import layout
@@ -16,7 +15,7 @@ def run(job):
     frames = [jobs.read_table(p) for p in job.input.data]
     candidates = pd.concat([f for f in frames if len(f)] or frames, ignore_index=True)
     failed = [entry for path in job.input.failed
-              for entry in yaml.safe_load(Path(path).read_text()) or []]
+              for entry in files.load_yaml(Path(path).read_text()) or []]
     failed_log = Path(layout.SEARCH_FAILED)
     failures.write_failure_files(failed_log.parent, failed)
     search.write_processed(failed_log.parent, candidates)
