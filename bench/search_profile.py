@@ -5,13 +5,14 @@ criterion 5: search + final_libs of a 40-65 GEMM trace in <= 180 s):
 
 1. ``CudaPlatform.search_one`` on ``--gemms`` GEMMs of the in-repo TP-8 trace (spread over
    its sizes), with the wall seconds spent inside each step recorded by call path: the
-   heuristic query, cuBLASLt's enumeration with AlgoCheck, each screening (``time_calls``, of
-   which ``prepare``: the eager passes and the graph capture), the finals' side-by-side, the
-   numerics check and the tie re-timings (``_retimed``).
+   heuristic query, cuBLASLt's enumeration with AlgoCheck, each screening (``start_timing``,
+   of which ``prepare``: the eager passes and the graph capture, and its wait, ``result``), the
+   finals' side-by-side, the numerics check and the tie re-timings (``_retimed``).
 2. On ``--ab`` of those GEMMs, the first ``--ab-candidates`` configurations screened three
-   ways, interleaved per candidate: ``current`` (what the search runs), ``no_prepass`` (the
-   same, without the eager pass on a side stream before capture) and ``short`` (a replay of
-   150 us instead of 300). Then every candidate that any way ranked in its top 8 is timed in
+   ways, interleaved per candidate: ``waited`` (``time_calls`` with the side-stream pass
+   before capture: the search's way until 2026-12-07), ``pending`` (``start_timing``: no side
+   pass, the replays back to back, what the search runs now) and ``short`` (``waited`` with a
+   replay of 150 us instead of 300). Then every candidate that any way ranked in its top 8 is timed in
    one side-by-side run as the finals time them (the truth). Per way: seconds per candidate,
    how many of the truth's 3 fastest it ranks in its top 6 (what reaches the finals), and the
    truth's time of its own first pick against the truth's best.
@@ -24,7 +25,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -112,9 +112,10 @@ def profile_search(platform, problems, timing, cublaslt) -> dict:
     paths.wrap(cublaslt.ProblemDescriptors, "rebuilt")
     paths.wrap_generator(cublaslt.ProblemDescriptors, "enumerate", "enumerate")
     paths.wrap(cuda_platform.CudaPlatform, "_retimed")
-    for name in ("time_calls", "time_side_by_side", "prepare", "checked_error", "reference",
-                 "make_operands"):
+    for name in ("start_timing", "time_calls", "time_side_by_side", "prepare", "checked_error",
+                 "reference", "make_operands"):
         paths.wrap(timing, name)
+    paths.wrap(timing.PendingTiming, "result", "wait")
     per_gemm = []
     for problem in problems:
         t0 = time.perf_counter()
@@ -130,38 +131,15 @@ def profile_search(platform, problems, timing, cublaslt) -> dict:
     return {"per_gemm": per_gemm, "paths": paths.table()}
 
 
-def lean_prepare(timing, calls, target_us: float):
-    """timing.prepare without the side-stream pass before capture."""
-    t = timing.torch()
-    for call in calls:
-        call()
-    t.cuda.synchronize()
-    estimate = timing._time_region(lambda: [c() for c in calls]) / len(calls)
-    n_calls = timing.calls_per_replay(estimate, len(calls), target_us)
-
-    def one_pass():
-        for i in range(n_calls):
-            calls[i % len(calls)]()
-
-    graph = t.cuda.CUDAGraph()
-    with t.cuda.graph(graph):
-        one_pass()
-    return timing.Prepared(graph.replay, n_calls, True)
-
-
 def screen(timing, calls, way: str) -> float:
-    if way == "current":
+    if way == "waited":
         return timing.time_calls(calls, repeats=3, warmup=1, target_us=300.0).us
     if way == "short":
         return timing.time_calls(calls, repeats=3, warmup=1, target_us=150.0).us
-    prepared = lean_prepare(timing, calls, 300.0)
-    prepared.run()
-    timing.torch().cuda.synchronize()
-    return statistics.median(timing._time_region(prepared.run) / prepared.calls
-                             for _ in range(3))
+    return timing.start_timing(calls).result().us
 
 
-WAYS = ("current", "no_prepass", "short")
+WAYS = ("waited", "pending", "short")
 
 
 def screening_ab(platform, problem, timing, n_candidates: int) -> dict:

@@ -78,6 +78,29 @@ def test_time_calls_is_stable_and_uses_a_graph():
     assert abs(first.us - second.us) / first.us < 0.2
 
 
+def test_a_screening_timed_without_waiting_reads_as_a_waited_one(platform):
+    """timing.start_timing (replays enqueued back to back, no side-stream pass; the search's
+    screening) beside time_calls on the same cuBLASLt calls: the same graph, a comparable
+    median, and the operands really computed (poisoned output overwritten)."""
+    from geko_lib.platforms.cuda import timing
+
+    p = problem(m=4096, n=16, k=4096)
+    lt = platform._lt(p)
+    sets = timing.make_operands(p, 0, seed=9)
+    workspace = platform._workspace(0)
+    algo = lt.heuristic(1)[0][1]
+    for ops in sets:
+        ops.d.fill_(float("nan"))
+    calls = [lt.call(algo, ops, workspace) for ops in sets]
+    pending = timing.start_timing(calls)
+    quick = pending.result()
+    waited = timing.time_calls(calls, repeats=3, warmup=1, target_us=300.0)
+    assert quick.graph and len(quick.samples) == 3
+    assert abs(quick.us - waited.us) / waited.us < 0.25
+    assert all(not ops.d.isnan().any() for ops in sets)
+    assert timing.checked_error(calls[0], sets[0]) < 1e-2
+
+
 def test_search_finds_checked_winner_never_slower_than_default(platform):
     from geko_lib import search
 

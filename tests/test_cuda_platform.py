@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+import types
 
 import pandas as pd
 import pytest
@@ -305,6 +306,16 @@ class FakeCfg:
         return self.name == other.name
 
 
+class Screened:
+    """A screening's pending timing (timing.start_timing) that the fake GPU answers at once."""
+
+    def __init__(self, us):
+        self.us = us
+
+    def result(self):
+        return cp.timing.Timing(self.us, 0.0, 4, True)
+
+
 def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
     platform = cp.CudaPlatform(settings)
     gpu = FakeGpu(monkeypatch, platform, script)
@@ -313,8 +324,8 @@ def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
     monkeypatch.setattr(platform, "_workspace", lambda device: None)
     monkeypatch.setattr(platform, "cublaslt_solution", lambda cfg, device: {
         "SolutionNameMin": cfg.name, "Backend": "cublaslt"})
-    monkeypatch.setattr(cp.timing, "time_calls", lambda calls, **kw: cp.timing.Timing(
-        script[calls[0][0]][0], 0.0, 4, True))
+    monkeypatch.setattr(cp.timing, "start_timing",
+                        lambda calls, **kw: Screened(script[calls[0][0]][0]))
     rows = platform.search_one(GemmProblem(BF16_TN, 8192, 16, 1, 1024), 0)
     return gpu, pd.DataFrame(rows).set_index("solution_name")
 
@@ -432,8 +443,8 @@ def test_the_heuristics_first_eight_are_retimed_whatever_their_screening(monkeyp
     monkeypatch.setattr(platform, "_workspace", lambda device: None)
     monkeypatch.setattr(platform, "cublaslt_solution", lambda cfg, device: {
         "SolutionNameMin": cfg.name, "Backend": "cublaslt"})
-    monkeypatch.setattr(cp.timing, "time_calls", lambda calls, **kw: cp.timing.Timing(
-        screen[calls[0][0]], 0.0, 4, True))
+    monkeypatch.setattr(cp.timing, "start_timing",
+                        lambda calls, **kw: Screened(screen[calls[0][0]]))
     rows = pd.DataFrame(platform.search_one(GemmProblem(BF16_TN, 8192, 16, 1, 1024), 0))
     final = rows[rows["stage"] == "final"]
     # every heuristic entry was screened although the budget was 0 s
@@ -441,3 +452,42 @@ def test_the_heuristics_first_eight_are_retimed_whatever_their_screening(monkeyp
     assert set(final["solution_name"]) == {cp.DEFAULT_NAME, *names[:cp.PEER_TOP]}
     fastest = final[final["eligible"]].sort_values("us").iloc[0]
     assert fastest["solution_name"] == "lt_h5"
+
+
+def test_the_screening_enumerates_the_next_candidate_while_the_gpu_times_the_last(monkeypatch):
+    """The search's screening (CudaPlatform._screened): each candidate's replays are waited
+    for only after the next one was taken from the enumeration; max_candidates counts the one
+    in flight; a candidate whose replays fail is no candidate, the rest go on."""
+    events = []
+
+    class Pending(Screened):
+        def __init__(self, name):
+            super().__init__(5.0)
+            self.name = name
+            events.append(("start", name))
+
+        def result(self):
+            events.append(("wait", self.name))
+            if self.name == "lt_e1":
+                raise RuntimeError("launch failed")
+            return super().result()
+
+    class Enumerating(FakeLt):
+        def enumerate(self):
+            for i in range(10):
+                events.append(("next", f"lt_e{i}"))
+                yield FakeCfg(f"lt_e{i}"), f"lt_e{i}"
+
+    platform = cp.CudaPlatform(cp.SearchSettings(budget_s=60.0, max_candidates=4))
+    monkeypatch.setattr(cp.timing, "start_timing", lambda calls, **kw: Pending(calls[0][0]))
+    monkeypatch.setattr(cp.timing, "torch", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(synchronize=lambda: None)))
+    lt = Enumerating(["lt_h0"])
+    screened = platform._screened(GemmProblem(BF16_TN, 8192, 16, 1, 1024), lt,
+                                  lt.rebuilt(lt.heuristic(1)), [0], None)
+    assert [c[0].name for c in screened] == ["lt_h0", "lt_e0", "lt_e2", "lt_e3"]
+    # every wait comes after the next candidate was enumerated
+    assert events[:6] == [("start", "lt_h0"), ("next", "lt_e0"), ("wait", "lt_h0"),
+                          ("start", "lt_e0"), ("next", "lt_e1"), ("wait", "lt_e0")]
+    # 4 taken (one failed), so the fifth enumerated ends the screening before it starts
+    assert ("start", "lt_e4") not in events and events[-1] == ("wait", "lt_e3")

@@ -122,7 +122,10 @@ def version() -> int:
     return int(lt().get_version())
 
 
+@lru_cache(maxsize=None)
 def _dtype_of(kind: str, attr) -> np.dtype:
+    # cached: the search builds and checks thousands of configurations a GEMM, each with its
+    # eight attributes set
     getter = {"config": lt().get_matmul_algo_config_attribute_dtype,
               "cap": lt().get_matmul_algo_cap_attribute_dtype,
               "desc": lt().get_matmul_desc_attribute_dtype,

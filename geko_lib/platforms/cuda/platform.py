@@ -352,25 +352,7 @@ class CudaPlatform:
         ranked = lt.heuristic(s.heuristic_count)
         peers = {cfg for cfg, _ in ranked[:PEER_TOP]}
         heuristic = lt.rebuilt(ranked)
-        seen = set()
-        screened = []
-        start = time.monotonic()
-        deadline = start + s.budget_s
-        for position, (cfg, algo) in enumerate(itertools.chain(heuristic, lt.enumerate())):
-            if position >= len(heuristic) and (time.monotonic() > deadline
-                                               or len(screened) >= s.max_candidates):
-                break
-            if cfg in seen:
-                continue
-            seen.add(cfg)
-            calls = [lt.call(algo, ops, workspace) for ops in sets]
-            try:
-                quick = timing.time_calls(calls, repeats=3, warmup=1, target_us=300.0)
-            except Exception as err:  # a config AlgoCheck accepted can still fail to run
-                log.info("%s: %s failed to run: %s", problem.name, cfg.name, err)
-                timing.torch().cuda.synchronize()
-                continue
-            screened.append((cfg, algo, quick.us, round(time.monotonic() - start, 3)))
+        screened = self._screened(problem, lt, heuristic, sets, workspace)
         screened.sort(key=lambda c: c[2])
         # the heuristic's first PEER_TOP go to the side-by-side whatever their screening said
         finalists = screened[:s.finalists] + [c for c in screened[s.finalists:] if c[0] in peers]
@@ -398,6 +380,44 @@ class CudaPlatform:
         log.info("%s: screened %d configurations in %.1f s", problem.name, len(screened),
                  s.budget_s)
         return rows
+
+    def _screened(self, problem: GemmProblem, lt, heuristic: list, sets, workspace) -> list:
+        """(config, algo, quick us, seconds since the start) of every candidate screened:
+        the heuristic's list whatever the budget, then cuBLASLt's enumeration, each
+        configuration once, until the budget or ``max_candidates``. The next candidate is
+        enumerated while the GPU runs the last one's replays (``timing.start_timing``)."""
+        s = self.settings
+        seen, screened, pending = set(), [], None
+        start = time.monotonic()
+        deadline = start + s.budget_s
+
+        def collect():
+            cfg, algo, timed = pending
+            try:
+                screened.append((cfg, algo, timed.result().us,
+                                 round(time.monotonic() - start, 3)))
+            except Exception as err:  # noqa: BLE001 - see below
+                _failed_to_run(problem, cfg, err)
+
+        for position, (cfg, algo) in enumerate(itertools.chain(heuristic, lt.enumerate())):
+            taken = len(screened) + (pending is not None)
+            if position >= len(heuristic) and (time.monotonic() > deadline
+                                               or taken >= s.max_candidates):
+                break
+            if cfg in seen:
+                continue
+            seen.add(cfg)
+            if pending is not None:
+                collect()
+                pending = None
+            calls = [lt.call(algo, ops, workspace) for ops in sets]
+            try:
+                pending = (cfg, algo, timing.start_timing(calls))
+            except Exception as err:  # noqa: BLE001 - AlgoCheck passed, yet it cannot run
+                _failed_to_run(problem, cfg, err)
+        if pending is not None:
+            collect()
+        return screened
 
     def extract(self, winners: pd.DataFrame, out_dir) -> list[Path]:
         by_type: dict[GemmType, list] = {}
@@ -508,6 +528,12 @@ class CudaPlatform:
 
 
 # --- library files ----------------------------------------------------------------------------
+
+def _failed_to_run(problem: GemmProblem, cfg, err: Exception) -> None:
+    """A configuration AlgoCheck accepted can still fail to run: no candidate."""
+    log.info("%s: %s failed to run: %s", problem.name, cfg.name, err)
+    timing.torch().cuda.synchronize()
+
 
 def problem_key(problem: GemmProblem) -> tuple:
     return (problem.type, problem.size)

@@ -245,9 +245,14 @@ class Prepared:
 
 
 def prepare(calls: Sequence[Callable[[], None]], target_us: float = 2000.0,
-            use_graph: bool = True) -> Prepared:
+            use_graph: bool = True, side_pass: bool = True) -> Prepared:
     """Warm ``calls`` (one per operand set) up and capture them, rotating through the sets,
-    into a CUDA graph that runs about ``target_us``; eager calls where capture fails."""
+    into a CUDA graph that runs about ``target_us``; eager calls where capture fails. With
+    ``side_pass`` the replay's calls run once on a side stream before the capture, as torch
+    advises for calls that set themselves up lazily (Triton's launchers, torch.matmul); a
+    cuBLASLt call given its workspace has nothing left to set up after its first run, and the
+    search's screening leaves the pass out (bench/RESULTS.md, ninth session: 15% of a
+    candidate's screening, the same candidates ranked first on four GEMMs)."""
     t = torch()
     n_sets = len(calls)
     for call in calls:  # first run: compiles, loads modules, allocates
@@ -263,12 +268,13 @@ def prepare(calls: Sequence[Callable[[], None]], target_us: float = 2000.0,
     if use_graph:
         try:
             graph = t.cuda.CUDAGraph()
-            stream = t.cuda.Stream()
-            stream.wait_stream(t.cuda.current_stream())
-            with t.cuda.stream(stream):
-                one_pass()  # calls on a side stream once before capture, as torch advises
-            t.cuda.current_stream().wait_stream(stream)
-            t.cuda.synchronize()
+            if side_pass:
+                stream = t.cuda.Stream()
+                stream.wait_stream(t.cuda.current_stream())
+                with t.cuda.stream(stream):
+                    one_pass()
+                t.cuda.current_stream().wait_stream(stream)
+                t.cuda.synchronize()
             with t.cuda.graph(graph):
                 one_pass()
             return Prepared(graph.replay, n_calls, True)
@@ -292,6 +298,39 @@ def time_calls(calls: Sequence[Callable[[], None]], repeats: int = 15, warmup: i
     torch().cuda.synchronize()
     samples = [_time_region(prepared.run) / prepared.calls for _ in range(repeats)]
     return _summary(samples, prepared)
+
+
+@dataclass
+class PendingTiming:
+    """Replays enqueued by ``start_timing``, each between two recorded events."""
+
+    prepared: Prepared
+    events: list
+
+    def result(self) -> Timing:
+        """Waits for the replays: their median time per call."""
+        self.events[-1].synchronize()
+        samples = [start.elapsed_time(end) * 1e3 / self.prepared.calls
+                   for start, end in zip(self.events, self.events[1:])]
+        return _summary(samples, self.prepared)
+
+
+def start_timing(calls: Sequence[Callable[[], None]], repeats: int = 3, warmup: int = 1,
+                 target_us: float = 300.0, side_pass: bool = False) -> PendingTiming:
+    """``time_calls`` without waiting for the GPU: the warm-up and ``repeats`` timed replays
+    are enqueued back to back, an event between each two, and ``result()`` waits. The search's
+    screening takes its next candidate from cuBLASLt's enumeration (host work: building and
+    checking configurations) while the GPU runs the last one's replays."""
+    prepared = prepare(calls, target_us, side_pass=side_pass)
+    for _ in range(warmup):
+        prepared.run()
+    t = torch()
+    events = [t.cuda.Event(enable_timing=True) for _ in range(repeats + 1)]
+    events[0].record()
+    for event in events[1:]:
+        prepared.run()
+        event.record()
+    return PendingTiming(prepared, events)
 
 
 def time_side_by_side(variants: Sequence[Sequence[Callable[[], None]]], repeats: int = 15,
