@@ -23,11 +23,8 @@ GEMM_KEY_FIELDS = GEMM_FIELDS + ("M", "N", "K")
 def write_gemm_files(rows: list[dict], candidates: pd.DataFrame, platform) -> None:
     """The original's per-GEMM files: search/<GEMM>.yaml and .out."""
     preamble = bench_text.preamble(platform.name, platform.measured)
-    by_name = {}
-    for row in rows:
-        by_name.setdefault(GemmProblem.from_row(row).name, []).append(row)
     candidates_of = by_gemm_name(bench_text.table_rows(candidates))
-    for name, gemm_rows in by_name.items():
+    for name, gemm_rows in by_gemm_name(rows).items():
         stem = layout.fill(layout.SEARCH_GEMM, gemm=name)
         files.write_text(f"{stem}.yaml", yaml.safe_dump(gemm_rows, sort_keys=False,
                                                         default_flow_style=None, width=5000))

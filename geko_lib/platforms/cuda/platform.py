@@ -527,13 +527,13 @@ class CudaPlatform:
         return tune.optimize(Path(tuning_yaml), Path(build_dir), device)
 
 
-# --- library files ----------------------------------------------------------------------------
-
 def _failed_to_run(problem: GemmProblem, cfg, err: Exception) -> None:
     """A configuration AlgoCheck accepted can still fail to run: no candidate."""
     log.info("%s: %s failed to run: %s", problem.name, cfg.name, err)
     timing.torch().cuda.synchronize()
 
+
+# --- library files ----------------------------------------------------------------------------
 
 def problem_key(problem: GemmProblem) -> tuple:
     return (problem.type, problem.size)
