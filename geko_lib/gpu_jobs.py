@@ -178,9 +178,9 @@ def search_share(chunks: list[tuple[SearchChunk, ChunkFiles]], platform, device:
             written(chunk, candidates)
             files.write_text(where.failed, yaml.safe_dump(gone, sort_keys=False))
             files.write_csv(where.data, candidates)
-            inputs = integrity.input_digests([where.source], Path.cwd())
-            for path in (where.failed, where.data):  # the candidates last: the chunk is done
-                integrity.stamp(path, expected(path), inputs, rule="search_share")
+            # the candidates last: their stamp says the chunk is done
+            _stamp_in_order((where.failed, where.data), [where.source], expected,
+                            "search_share")
         found.append(candidates)
         failed.extend(gone)
     return found, failed
@@ -189,10 +189,7 @@ def search_share(chunks: list[tuple[SearchChunk, ChunkFiles]], platform, device:
 def _stamped_chunk(where: ChunkFiles, expected, platform) -> tuple:
     """(candidates, failed) of a chunk an earlier run of the job finished whole from the same
     rows with no failed GEMM, else (None, None) with the reason logged."""
-    reason = "not searched"
-    if where.data.is_file():
-        reason = integrity.problem(where.data, expected(where.data), root=Path.cwd(),
-                                   check_inputs=True)
+    reason = _reuse_problem(where.data, expected, "not searched")
     if reason is None and where.failed.is_file():
         gone = files.load_yaml(where.failed.read_text()) or []
         if not gone:
@@ -202,6 +199,25 @@ def _stamped_chunk(where: ChunkFiles, expected, platform) -> tuple:
         reason = f"{len(gone)} GEMM(s) failed"
     log.info("%s: searched: %s", where.name, reason or f"{where.failed} missing")
     return None, None
+
+
+# --- the stamps of a job's units (a search chunk, a library's step) ---------------------------
+
+def _reuse_problem(path: Path, expected, missing: str) -> str | None:
+    """Why an earlier run's ``path`` cannot be reused (``missing`` where there is none), None
+    where its stamp is whole and current and its inputs unchanged. Inputs are recorded
+    relative to the workdir, which a job runs in."""
+    if not path.is_file():
+        return missing
+    return integrity.problem(path, expected(path), root=Path.cwd(), check_inputs=True)
+
+
+def _stamp_in_order(paths, sources, expected, rule: str) -> None:
+    """Stamp ``paths`` in their order with the digests of ``sources`` (relative to the
+    workdir): a unit of a job is done once its last file's stamp is written."""
+    inputs = integrity.input_digests(sources, Path.cwd())
+    for path in paths:
+        integrity.stamp(path, expected(path), inputs, rule=rule)
 
 
 # --- a tuning build ------------------------------------------------------------------------------
@@ -366,9 +382,7 @@ def bench_step(lib: LibraryBench, kind: str, platform, device: int, expected) ->
     """One step's table: the stamped one where it is whole and made from the current inputs,
     else measured, written (its .out, then its table) and stamped."""
     table, out = lib.table(kind), out_beside(lib.table(kind))
-    # inputs recorded relative to the workdir, which the job runs in
-    reason = integrity.problem(table, expected(table), root=Path.cwd(), check_inputs=True) \
-        if table.is_file() else "not measured"
+    reason = _reuse_problem(table, expected, "not measured")
     if reason is None and out.is_file():
         log.info("%s: %s reused (stamped)", lib.lib, kind)
         return integrity.read_table(table)
@@ -378,9 +392,8 @@ def bench_step(lib: LibraryBench, kind: str, platform, device: int, expected) ->
     # the vendor's own solutions (the reference run) are found in its MatchTable
     frame = original_columns.add(frame, platform.lib_source if kind == "reference" else None)
     files.write_csv(table, frame)
-    inputs = integrity.input_digests(lib.inputs(kind), Path.cwd())
-    for path in (out, table):  # the table last: its stamp says the step is done
-        integrity.stamp(path, expected(path), inputs, rule="bench_libs")
+    # the table last: its stamp says the step is done
+    _stamp_in_order((out, table), lib.inputs(kind), expected, "bench_libs")
     return frame
 
 
