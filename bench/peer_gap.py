@@ -75,10 +75,20 @@ def heuristic_vs_rebuilt(platform: CudaPlatform, problem: GemmProblem, pick: dic
              "spread_pct": round(100 * t.spread, 2)} for (what, name), t in zip(labels, timings)]
 
 
+def bench_columns(row: dict) -> dict:
+    """The bench's columns of one measure: each pick's confirmed time and its selection's."""
+    return {k: row.get(k) for c in ("default", "nvmath_top8", "geko_search")
+            for k in (c, f"{c}_selection", f"{c}_name")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--gemm", action="append", help="a GEMM's name (repeatable)")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="bench measures of each pick: does the same comparison repeat?")
+    parser.add_argument("--no-rebuilt", action="store_true",
+                        help="leave step 2 out (answered on 2026-12-07: no difference)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     import bench_h200
@@ -92,10 +102,9 @@ def main() -> None:
         peers = [cfg.name for cfg, _ in platform._lt(problem).heuristic(8)]
         pick, finals = finals_of(platform, problem, peers)
         solution = json.loads(pick["params"])
-        side = heuristic_vs_rebuilt(platform, problem, solution)
-        row = bench.measure(problem, {"geko_search": solution}, peak)
-        columns = {c: row.get(c) for c in ("default", "nvmath_top8", "nvmath_top8_name",
-                                           "geko_search", "geko_search_name")}
+        side = [] if args.no_rebuilt else heuristic_vs_rebuilt(platform, problem, solution)
+        columns = [bench_columns(bench.measure(problem, {"geko_search": solution}, peak))
+                   for _ in range(args.passes)]
         print(f"== {problem.name}: search pick {pick['solution_name']} {pick['us']:.2f} us; "
               f"bench {json.dumps(columns)}")
         print(finals.to_string(index=False))

@@ -126,3 +126,77 @@ def test_each_gemm_shipped_slower_than_the_peer_says_why(bench):
         "search's pick: 9.50 us)",
         "keep rule: the search's best 3.52 us was not up_thr faster than the default)",
         "not searched: left out of the campaign's GEMMs)"]
+
+
+class _Call:
+    """A fake launch: which kernel, on which operand sets."""
+
+    def __init__(self, name, salt):
+        self.name, self.salt = name, salt
+
+    def __call__(self):
+        pass
+
+
+class _EightEqualPeers:
+    """A platform whose default, eight heuristic peers and shipped kernel all run 100 us; the
+    first run's replays read peer t3 at 92 us by chance, the confirming run reads the truth."""
+
+    def _operands(self, problem, device, salt):
+        return [salt]
+
+    def default_solution(self, problem, device):
+        return {"SolutionNameMin": "cublaslt_heuristic_default", "Backend": "default"}
+
+    def _lt(self, problem):
+        return type("Lt", (), {"heuristic": lambda self, n: [(i, None) for i in range(n)]})()
+
+    def cublaslt_solution(self, tile, device):
+        return {"SolutionNameMin": f"lt_t{tile}", "Backend": "cublaslt",
+                "CublasLt": {"tile": tile}}
+
+    def launchers(self, solution, problem, sets, device):
+        return [_Call(solution["SolutionNameMin"], sets[0])]
+
+
+def _fake_timing(real, timed_runs):
+    def time_side_by_side(variants, repeats):
+        calls = [v[0] for v in variants]
+        timed_runs.append([(getattr(c, "name", "torch"), getattr(c, "salt", None))
+                           for c in calls])
+        lucky = {"lt_t3": 92.0} if calls[0].salt == 11 else {}
+        return [real.Timing(us=lucky.get(getattr(c, "name", ""), 100.0), spread=0.1,
+                            calls=4, graph=True) for c in calls]
+
+    return type("FakeTiming", (), {
+        "Timing": real.Timing, "time_side_by_side": staticmethod(time_side_by_side),
+        "operand_bytes": staticmethod(lambda problem: 1 << 20),
+        "copy_us": staticmethod(lambda n, device: 1.0),
+        "read_us": staticmethod(lambda n, device: 1.0),
+        "checked_error": staticmethod(lambda call, ops: 0.0)})
+
+
+def test_a_column_that_picks_the_fastest_of_eight_reports_a_second_run(bench, monkeypatch):
+    """The least of eight noisy medians reads fast by selection alone: each column's time is
+    its pick timed again, on fresh operands, beside the other columns' picks."""
+    from geko_lib.gemm import GemmProblem, GemmType
+    from geko_lib.platforms.cuda import timing as real
+
+    timed_runs: list = []
+    monkeypatch.setattr(bench, "timing", _fake_timing(real, timed_runs))
+    runner = bench.Bench.__new__(bench.Bench)
+    runner.device, runner.repeats, runner.triton, runner.verified = 0, 9, False, {}
+    runner.platform, runner.t = _EightEqualPeers(), type("T", (), {"matmul": None})()
+    gemm_type = GemmType("T", "N", "bf16_r", "bf16_r", "bf16_r", "bf16_r", "c_f32_r")
+    problem = GemmProblem(gemm_type, 8192, 8192, 1, 1024)
+    shipped = {"SolutionNameMin": "lt_t5", "Backend": "cublaslt", "CublasLt": {"tile": 5}}
+    row = runner.measure(problem, {"final": shipped}, peak_tflops=700.0)
+    assert row["nvmath_top8_name"] == "lt_t3" and row["nvmath_top8_selection"] == 92.0
+    assert row["nvmath_top8"] == 100.0 and row["final"] == 100.0 and row["default"] == 100.0
+    # the confirming run: each distinct pick once (final's lt_t5 is one of the eight, timed
+    # once in the first run), on the fresh operand sets, without torch.matmul
+    first, second = timed_runs
+    assert len(first) == 10 and first[-1] == ("torch", None)
+    assert second == [("cublaslt_heuristic_default", 12), ("lt_t3", 12), ("lt_t5", 12)]
+    data = pd.DataFrame([row | {"call_count": 1}])
+    assert bench.peer_wins(data, "nvmath_top8") == []
