@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Issue 39 criterion 4 after the tenth session, from a copy of the repository root, with the
+# wheels of bench/h200_trust.sh in .whl:   RES=dir bash bench/h200_clocks.sh
+# 1. bench/clock_trace.py on 8192 x 8192 x 1024 and 7168 x 8192 x 8192: each replay of the
+#    default and the heuristic's 8 beside the SM clock, power and clock-event reasons, after
+#    30 s of heat (does a kernel's time follow the clock?);
+# 2. bench/peer_gap.py on the six large GEMMs of the 2026-12-07 night run, the bench's measure
+#    three times each: do its confirmed columns still put nvmath top-8 ahead by > 1%?
+# Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
+set -uo pipefail
+res=${RES:-bench/out}
+. bench/device_lib.sh
+begin_run clocks
+for gemm in BBS_TN_M8192_N8192_B1_K1024 BBS_TN_M7168_N8192_B1_K8192; do
+  timed "clocks_$gemm" "${CLOCK_S:-150}" python3 bench/clock_trace.py --out "$res/$gemm" \
+    --gemm "$gemm" --seconds "${SECONDS_TRACED:-90}" --heat "${HEAT_S:-30}"
+done
+timed peer_gap "${PEER_S:-300}" python3 bench/peer_gap.py --out "$res" --passes 3 --no-rebuilt \
+  --gemm BBS_TN_M8192_N8192_B1_K1024 --gemm BBS_TN_M7168_N8192_B1_K8192 \
+  --gemm BBS_TN_M8192_N2048_B1_K3584 --gemm BBS_TN_M16032_N2048_B1_K8192 \
+  --gemm BBS_TN_M8192_N8192_B1_K3584 --gemm BBS_TN_M16032_N8192_B1_K8192
+echo done >> "$res/walls.txt"
