@@ -6,6 +6,8 @@
 #    30 s of heat (does a kernel's time follow the clock?);
 # 2. bench/peer_gap.py on the six large GEMMs of the 2026-12-07 night run, the bench's measure
 #    three times each: do its confirmed columns still put nvmath top-8 ahead by > 1%?
+# 3. bench/finals_settle.py on ten GEMMs spread over the trace's sizes: the search's finals
+#    with and without the settling replay, the seconds and the picks side by side.
 # Every step's log goes to $RES; walls.txt has each step's exit status and wall time.
 set -uo pipefail
 res=${RES:-bench/out}
@@ -19,4 +21,5 @@ timed peer_gap "${PEER_S:-300}" python3 bench/peer_gap.py --out "$res" --passes 
   --gemm BBS_TN_M8192_N8192_B1_K1024 --gemm BBS_TN_M7168_N8192_B1_K8192 \
   --gemm BBS_TN_M8192_N2048_B1_K3584 --gemm BBS_TN_M16032_N2048_B1_K8192 \
   --gemm BBS_TN_M8192_N8192_B1_K3584 --gemm BBS_TN_M16032_N8192_B1_K8192
+timed finals_settle "${SETTLE_S:-240}" python3 bench/finals_settle.py --out "$res" --gemms 10
 echo done >> "$res/walls.txt"

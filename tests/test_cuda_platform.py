@@ -215,7 +215,7 @@ class FakeGpu:
     round (per name: one time per round), three replays each."""
 
     def __init__(self, monkeypatch, platform, script):
-        self.script, self.rounds, self.salts = script, [], []
+        self.script, self.rounds, self.salts, self.settled = script, [], [], []
         monkeypatch.setattr(cp, "use_device", lambda device: None)
         monkeypatch.setattr(platform, "_operands",
                             lambda problem, device, salt=0: self.salts.append(salt) or [salt])
@@ -232,9 +232,10 @@ class FakeGpu:
         self.checked_with.append(ref)
         return 1e-3
 
-    def side_by_side(self, variants, repeats=15, warmup=2, target_us=2000.0):
+    def side_by_side(self, variants, repeats=15, warmup=2, target_us=2000.0, settle=True):
         names = [calls[0][0] for calls in variants]
         self.rounds.append(names)
+        self.settled.append(settle)
         out = []
         for name in names:
             times = self.script[name]
@@ -316,7 +317,9 @@ class Screened:
         return cp.timing.Timing(self.us, 0.0, 4, True)
 
 
-def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
+def searching_platform(monkeypatch, script, settings=cp.SearchSettings()):
+    """A CudaPlatform whose search_one runs on FakeGpu, the heuristic listing the script's
+    names in order."""
     platform = cp.CudaPlatform(settings)
     gpu = FakeGpu(monkeypatch, platform, script)
     names = [n for n in script if n != cp.DEFAULT_NAME]
@@ -326,6 +329,11 @@ def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
         "SolutionNameMin": cfg.name, "Backend": "cublaslt"})
     monkeypatch.setattr(cp.timing, "start_timing",
                         lambda calls, **kw: Screened(script[calls[0][0]][0]))
+    return platform, gpu
+
+
+def search_rows(monkeypatch, script, settings=cp.SearchSettings()):
+    platform, gpu = searching_platform(monkeypatch, script, settings)
     rows = platform.search_one(GemmProblem(BF16_TN, 8192, 16, 1, 1024), 0)
     return gpu, pd.DataFrame(rows).set_index("solution_name")
 
@@ -343,6 +351,32 @@ def test_search_near_ties_are_retimed_and_won_by_the_lowest_solution_index(monke
         gpu.rounds[1:] == [[a, b]] * cp.RETIME_ROUNDS
     assert final.loc["lt_z", "eligible"] and final.loc["lt_z", "tie_with"] == ""
     assert final["spread_pct"].notna().all()
+    assert gpu.settled == [True] * (1 + cp.RETIME_ROUNDS)
+
+
+def test_a_search_without_settling_replays_times_its_finals_and_ties_so(monkeypatch):
+    """bench/finals_settle.py's variant: the finals and their ties' re-timings leave out the
+    untimed replay before each timed one; the bench's keep decision keeps it."""
+    a, b = sorted(["lt_x", "lt_y"], key=cp.solution_index_of)
+    monkeypatch.setattr(cp.CudaPlatform, "settle_finals", False)
+    gpu, rows = search_rows(monkeypatch, {cp.DEFAULT_NAME: [9.0], b: [6.0, 6.02, 6.01],
+                                          a: [6.05, 6.04, 6.05]})
+    assert gpu.settled == [False] * (1 + cp.RETIME_ROUNDS)
+    assert rows.loc[b, "tie_with"] == a
+
+
+def test_finals_settle_searches_each_way_and_reports_each_pick(monkeypatch):
+    from .conftest import load_bench
+
+    finals_settle = load_bench("finals_settle")
+    platform, gpu = searching_platform(monkeypatch, {cp.DEFAULT_NAME: [9.0], "lt_a": [7.0],
+                                                     "lt_b": [8.0]})
+    problem = GemmProblem(BF16_TN, 8192, 16, 1, 1024)
+    on = finals_settle.searched(platform, problem, settle=True)
+    off = finals_settle.searched(platform, problem, settle=False)
+    assert gpu.settled == [True, False]
+    assert on["pick"] == off["pick"] == "lt_a" and on["us"] == 7.0
+    assert on["solution"]["SolutionNameMin"] == "lt_a"
 
 
 def test_a_search_times_each_heuristic_pick_as_the_library_would_run_it(monkeypatch):

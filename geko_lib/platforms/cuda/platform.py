@@ -119,6 +119,10 @@ class CudaPlatform:
                       "workspace_mb", "tune")
     ARCH_MODELS = ("h200",)
     measured = True
+    # the search's finals time each replay right after an untimed one of the same variant
+    # (timing.time_side_by_side's settle); bench/finals_settle.py measures what leaving it
+    # out would change (half the finals' GPU time, the picks side by side)
+    settle_finals = True
     note = ""
 
     def __init__(self, settings: SearchSettings, seed: int = 0, arch: str = "h200",
@@ -284,14 +288,16 @@ class CudaPlatform:
                 progress(1)
         return results_frame(rows, RESULT_COLUMNS)
 
-    def _retimed(self, problem: GemmProblem, solutions: list, first: list, device: int) -> list:
+    def _retimed(self, problem: GemmProblem, solutions: list, first: list, device: int,
+                 settle: bool = True) -> list:
         """``first`` (side-by-side timings of ``solutions``) merged with RETIME_ROUNDS more
         rounds, each on fresh rotating operands, the solutions interleaved."""
         rounds = [first]
         for r in range(RETIME_ROUNDS):
             fresh = self._operands(problem, device, salt=101 + r)
             rounds.append(timing.time_side_by_side(
-                [self.launchers(sol, problem, fresh, device) for sol in solutions]))
+                [self.launchers(sol, problem, fresh, device) for sol in solutions],
+                settle=settle))
             del fresh
         return [timing.merged(list(per)) for per in zip(*rounds)]
 
@@ -316,7 +322,7 @@ class CudaPlatform:
         near = [i for i in ok if timings[i].us <= best * (1 + RETIME_BAND)]
         if len(near) > 1:
             again = self._retimed(problem, [timed[i][0] for i in near],
-                                  [timings[i] for i in near], device)
+                                  [timings[i] for i in near], device, self.settle_finals)
             timings = list(timings)
             for i, t in zip(near, again):
                 timings[i] = t
@@ -364,7 +370,8 @@ class CudaPlatform:
             (self.cublaslt_solution(c, device), [lt.call(a, ops, workspace) for ops in sets])
             for c, a, _, _ in finalists]
         screen_s = [math.nan] + [at for *_, at in finalists]  # the default is not screened
-        timings = timing.time_side_by_side([calls for _, calls in timed])  # same operands
+        timings = timing.time_side_by_side([calls for _, calls in timed],  # same operands
+                                           settle=self.settle_finals)
         ref = timing.reference(sets[0])  # one float32 product for every finalist's check
         errors = [timing.checked_error(calls[0], sets[0], ref) for _, calls in timed]
         timings, tie_lost = self._settle_ties(problem, timed, timings, errors, device)
