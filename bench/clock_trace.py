@@ -12,8 +12,9 @@ before each timed one, each round starting one variant later), round after round
 temperature. nvidia-smi samples the card every 50 ms meanwhile. Writes replays.csv (each
 timed replay's end, variant and time per call), smi.csv, and summary.json: per variant its
 median over the run, over the run's first and last thirds, and over the replays that ended
-while the SM clock sat below and at or above the run's median clock. A kernel whose time
-follows the clock, or the time since the start, shows there.
+while the SM clock sat below and at or above the run's median clock, and its per-round ratio
+to the default with that ratio's spread. A kernel whose time follows the clock, or the time
+since the start, shows there; and whether ranking by paired ratios would cut the noise.
 """
 from __future__ import annotations
 
@@ -115,7 +116,21 @@ def summarize(replays: pd.DataFrame, smi: pd.DataFrame) -> dict:
             "last_third_us": float(group[group["third"] == "last"]["us"].median()),
             "below_median_clock_us": float(us[slow_clock[group.index]].median()),
             "at_or_above_median_clock_us": float(us[~slow_clock[group.index]].median())}
+    paired = paired_to_default(replays)
+    for label, ratios in paired.items():
+        out["variants"][label]["vs_default_median"] = float(ratios.median())
+        out["variants"][label]["vs_default_spread_pct"] = float(
+            100 * (ratios.max() - ratios.min()) / ratios.median())
     return out
+
+
+def paired_to_default(replays: pd.DataFrame) -> dict:
+    """Per variant, its time over the default's in each round: where the rounds' clocks move
+    every variant alike, these ratios spread far less than the times do, and a ranking by them
+    would separate kernels that the times cannot."""
+    by_round = replays.pivot_table(index="round", columns="variant", values="us")
+    return {label: (by_round[label] / by_round["default"]).dropna()
+            for label in by_round.columns if label != "default"}
 
 
 def main() -> None:
