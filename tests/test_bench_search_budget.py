@@ -49,3 +49,10 @@ def test_rows_from_before_screen_s_are_refused(tmp_path):
                    "eligible": True}]).to_csv(tmp_path / "old.csv", index=False)
     with pytest.raises(SystemExit, match="no screen_s"):
         budget.main([str(tmp_path)])
+
+
+def test_it_says_when_each_winner_came_up():
+    table = pd.DataFrame(rows(1, {9.0: 0.1, 8.0: 2.5}, {9.5: 3.0})
+                         + rows(2, {17.0: 0.2}, {}))  # the default (10 us) won
+    found = budget.winners_found_at(table)
+    assert list(found.fillna(-1)) == [2.5, -1]
