@@ -23,7 +23,7 @@ KEY = ["transA", "transB", "m", "n", "k", "batch_count", "a_type", "compute_type
 
 
 def rows_of(directory: Path) -> pd.DataFrame:
-    frames = [pd.read_csv(p) for p in sorted(directory.glob("*.csv"))]
+    frames = [pd.read_csv(p) for p in sorted(directory.glob("*.csv*"))]  # .csv.gz too
     if not frames:
         raise SystemExit(f"no search rows (*.csv) in {directory}")
     return pd.concat(frames, ignore_index=True)
