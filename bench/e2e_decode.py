@@ -135,16 +135,7 @@ def graph_of(step, patch=None):
         for _ in range(2):  # compile, load, allocate outside the capture
             step()
         torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            step()
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(graph):
-            step()
-    return graph
+        return timing.captured(step)
 
 
 def interleaved(runs: dict, rounds: int, per_round: int, events: bool) -> dict:

@@ -267,20 +267,27 @@ def prepare(calls: Sequence[Callable[[], None]], target_us: float = 2000.0,
 
     if use_graph:
         try:
-            graph = t.cuda.CUDAGraph()
-            if side_pass:
-                stream = t.cuda.Stream()
-                stream.wait_stream(t.cuda.current_stream())
-                with t.cuda.stream(stream):
-                    one_pass()
-                t.cuda.current_stream().wait_stream(stream)
-                t.cuda.synchronize()
-            with t.cuda.graph(graph):
-                one_pass()
-            return Prepared(graph.replay, n_calls, True)
+            return Prepared(captured(one_pass, side_pass).replay, n_calls, True)
         except RuntimeError:
             t.cuda.synchronize()
     return Prepared(one_pass, n_calls, False)
+
+
+def captured(run: Callable[[], None], side_pass: bool = True):
+    """``run`` captured into a CUDA graph. With ``side_pass`` it runs once on a side stream
+    first, as torch advises for work that sets itself up lazily."""
+    t = torch()
+    graph = t.cuda.CUDAGraph()
+    if side_pass:
+        stream = t.cuda.Stream()
+        stream.wait_stream(t.cuda.current_stream())
+        with t.cuda.stream(stream):
+            run()
+        t.cuda.current_stream().wait_stream(stream)
+        t.cuda.synchronize()
+    with t.cuda.graph(graph):
+        run()
+    return graph
 
 
 def _summary(samples: list[float], prepared: Prepared) -> Timing:
