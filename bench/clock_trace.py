@@ -72,16 +72,6 @@ def heat(seconds: float) -> None:
         t.cuda.synchronize()
 
 
-def replay_us(prepared: timing.Prepared) -> float:
-    t = timing.torch()
-    start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
-    start.record()
-    prepared.run()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1e3 / prepared.calls
-
-
 def trace(variants: dict, seconds: float) -> list[dict]:
     """Round after round of the variants side by side, as timing.time_side_by_side runs them,
     each timed replay's end time kept."""
@@ -93,7 +83,7 @@ def trace(variants: dict, seconds: float) -> list[dict]:
         for i in range(len(labels)):
             index = (round_ + i) % len(labels)
             prepared[index].run()  # the settling replay
-            us = replay_us(prepared[index])
+            us = timing._time_region(prepared[index].run) / prepared[index].calls
             rows.append({"t": time.time(), "variant": labels[index], "us": us, "round": round_})
         round_ += 1
     return rows

@@ -8,10 +8,10 @@ theirs).
 On GEMMs of the TP-8 trace spread over its sizes, in one process on one GPU:
 ``CudaPlatform.search_one`` as campaigns run it (``settle_finals``) and without the settling
 replay, the order of the two alternating from GEMM to GEMM; then, where the two picks differ,
-the two picks timed side by side as the bench confirms a pick (three rounds, each on fresh
-operands, settled). Writes finals_settle.json: per GEMM each way's seconds, pick and its time,
-and the confirmed ratio of the unsettled pick to the settled one (above 1.01: the unsettled
-finals shipped a slower kernel).
+the two picks timed side by side as the search re-times a tie (a round on fresh operands and
+``RETIME_ROUNDS`` more, settled). Writes finals_settle.json: per GEMM each way's seconds,
+pick and its time, and the confirmed ratio of the unsettled pick to the settled one (above
+1.01: the unsettled finals shipped a slower kernel).
 """
 from __future__ import annotations
 
@@ -45,14 +45,13 @@ def searched(platform: CudaPlatform, problem, settle: bool) -> dict:
 
 
 def confirmed_ratio(platform: CudaPlatform, problem, first: dict, second: dict) -> float:
-    """second's time over first's, from three settled side-by-side rounds on fresh operands."""
-    rounds = []
-    for salt in (41, 42, 43):
-        sets = platform._operands(problem, 0, salt=salt)
-        rounds.append(timing.time_side_by_side(
-            [platform.launchers(s, problem, sets, 0) for s in (first, second)]))
-        del sets
-    a, b = (timing.merged(list(per)) for per in zip(*rounds))
+    """second's time over first's, from one settled side-by-side round on fresh operands and
+    the rounds on fresh operands that the search gives a tie (``_retimed``)."""
+    solutions = [first, second]
+    sets = platform._operands(problem, 0, salt=41)
+    one = timing.time_side_by_side([platform.launchers(s, problem, sets, 0) for s in solutions])
+    del sets
+    a, b = platform._retimed(problem, solutions, one, 0)
     return b.us / a.us
 
 

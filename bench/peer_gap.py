@@ -24,21 +24,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from geko_lib import platforms, search, workload  # noqa: E402
-from geko_lib.bench_formats import summary  # noqa: E402
+from geko_lib import search  # noqa: E402
 from geko_lib.gemm import GemmProblem  # noqa: E402
 from geko_lib.platforms.cuda import timing  # noqa: E402
 from geko_lib.platforms.cuda.platform import CudaPlatform, SearchSettings, use_device  # noqa: E402
+from search_profile import TRACE, trace_problems  # noqa: E402
 
-TRACE = ROOT / "bench" / "configs" / "llama3_70b_tp8_serving.yaml"
 SLOWER_2026_12_07 = ("BBS_TN_M16032_N2_B1_K8192", "BBS_TN_M8192_N512_B1_K3584",
                      "BBS_TN_M16032_N512_B1_K8192", "BBS_TN_M8192_N2048_B1_K3584",
                      "BBS_TN_M8192_N8192_B1_K1024", "BBS_TN_M7168_N8192_B1_K8192")
 
 
 def problems_named(names) -> list[GemmProblem]:
-    gemms = summary.gemm_identity(workload.read(TRACE, support=platforms.gemm_support(None)))
-    found = {p.name: p for p in (GemmProblem.from_row(r) for r in gemms.to_dict("records"))}
+    found = {p.name: p for p in trace_problems()}
     missing = [n for n in names if n not in found]
     if missing:
         raise SystemExit(f"{TRACE}: no GEMM named {', '.join(missing)}")

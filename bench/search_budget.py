@@ -22,6 +22,11 @@ import pandas as pd
 KEY = ["transA", "transB", "m", "n", "k", "batch_count", "a_type", "compute_type"]
 
 
+def gemm_key(rows: pd.DataFrame) -> list[str]:
+    """The columns of KEY the rows have: what tells one GEMM's rows from another's."""
+    return [c for c in KEY if c in rows.columns]
+
+
 def rows_of(directory: Path) -> pd.DataFrame:
     frames = [pd.read_csv(p) for p in sorted(directory.glob("*.csv*"))]  # .csv.gz too
     if not frames:
@@ -41,7 +46,7 @@ def winner_us(group: pd.DataFrame, budget: float) -> float:
 def replay(rows: pd.DataFrame, budgets: list[float], heuristic_count: int) -> list[dict]:
     rows = rows.copy()
     rows["heuristic"] = False
-    key = [c for c in KEY if c in rows.columns]
+    key = gemm_key(rows)
     out = []
     groups = list(rows.groupby(key, sort=False))
     for _, group in groups:  # the heuristic's list comes first: the earliest screen_s
@@ -67,9 +72,8 @@ def replay(rows: pd.DataFrame, budgets: list[float], heuristic_count: int) -> li
 def winners_found_at(rows: pd.DataFrame) -> pd.Series:
     """Per GEMM, when its screening reached the full budget's winner (screen_s; NaN where the
     default won, which is not screened)."""
-    key = [c for c in KEY if c in rows.columns]
     final = rows[(rows["stage"] == "final") & rows["eligible"].astype(bool)]
-    return final.loc[final.groupby(key, sort=False)["us"].idxmin(), "screen_s"]
+    return final.loc[final.groupby(gemm_key(rows), sort=False)["us"].idxmin(), "screen_s"]
 
 
 def main(argv=None):
@@ -92,8 +96,7 @@ def main(argv=None):
     if len(found):
         print(f"the winners came up by {found.max():.2f} s of their screening "
               f"(90% by {found.quantile(0.9):.2f} s); the screenings ran "
-              f"{rows.groupby([c for c in KEY if c in rows.columns])['screen_s'].max().median():.2f}"
-              f" s (median)")
+              f"{rows.groupby(gemm_key(rows))['screen_s'].max().median():.2f} s (median)")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
 

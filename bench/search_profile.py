@@ -89,14 +89,18 @@ class CallPaths:
                 for p, s in sorted(self.seconds.items())]
 
 
-def spread_problems(count: int):
+def trace_problems() -> list:
+    """Every GEMM of the in-repo TP-8 trace, in the trace's order."""
     from geko_lib import platforms, workload
     from geko_lib.bench_formats import summary
     from geko_lib.gemm import GemmProblem
 
     gemms = summary.gemm_identity(workload.read(TRACE, support=platforms.gemm_support(None)))
-    problems = sorted((GemmProblem.from_row(r) for r in gemms.to_dict("records")),
-                      key=lambda p: p.flops)
+    return [GemmProblem.from_row(r) for r in gemms.to_dict("records")]
+
+
+def spread_problems(count: int):
+    problems = sorted(trace_problems(), key=lambda p: p.flops)
     if count >= len(problems):
         return problems
     last = len(problems) - 1  # the smallest and the largest always among them

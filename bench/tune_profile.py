@@ -30,20 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_profile import TRACE, CallPaths  # noqa: E402
+from search_profile import TRACE, CallPaths, trace_problems  # noqa: E402
 
 STARTUP = "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()"
 
 
 def decode_sizes(count: int) -> tuple:
     """(GEMM type, [M, N, batch, K] of the first ``count`` decode GEMMs of the trace)."""
-    from geko_lib import platforms, workload
-    from geko_lib.bench_formats import summary
-    from geko_lib.gemm import GemmProblem
-
-    gemms = summary.gemm_identity(workload.read(TRACE, support=platforms.gemm_support(None)))
-    problems = [p for p in (GemmProblem.from_row(r) for r in gemms.to_dict("records"))
-                if p.n <= 128][:count]
+    problems = [p for p in trace_problems() if p.n <= 128][:count]
     if not problems:
         raise SystemExit(f"{TRACE}: no decode GEMM (N <= 128)")
     return problems[0].type, [[p.m, p.n, p.batch, p.k] for p in problems]
